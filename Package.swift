@@ -1,0 +1,40 @@
+// swift-tools-version:6.0
+// Tessera: gigapixel images in Swift. See README.md and ../shared/DESIGN.md for the shape of the package.
+import PackageDescription
+
+let package = Package(
+    name: "Tessera",
+    products: [
+        .library(name: "Tessera", targets: ["Tessera"]),
+        .library(name: "TesseraTiling", targets: ["TesseraTiling"]),
+        .executable(name: "tessera", targets: ["tessera"]),
+    ],
+    targets: [
+        // System libraries from Debian's -dev packages.
+        .systemLibrary(name: "CJPEG", path: "Sources/CJPEG"),
+        .systemLibrary(name: "CPNG", path: "Sources/CPNG"),
+        .systemLibrary(name: "CTIFF", path: "Sources/CTIFF"),
+        .systemLibrary(name: "CWebP", path: "Sources/CWebP"),
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
+        // The few C shims the libraries need: setjmp/longjmp error recovery for libjpeg and libpng,
+        // per-handle error capture for libtiff.
+        .target(
+            name: "CCodecShims",
+            dependencies: ["CJPEG", "CPNG", "CTIFF"],
+            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("tiff")]
+        ),
+
+        // The CATiledLayer-style engine: pure Swift, no C, no Foundation.
+        .target(name: "TesseraTiling"),
+        // Image I/O and processing over the C codecs.
+        .target(
+            name: "Tessera",
+            dependencies: ["CJPEG", "CPNG", "CTIFF", "CWebP", "CZlib", "CCodecShims"]
+        ),
+        .executableTarget(name: "tessera", dependencies: ["Tessera"]),
+
+        .testTarget(name: "TesseraTests", dependencies: ["Tessera"]),
+        .testTarget(name: "TesseraTilingTests", dependencies: ["TesseraTiling"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

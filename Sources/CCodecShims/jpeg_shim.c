@@ -1,0 +1,183 @@
+// libjpeg under setjmp: each entry point returns 1 on success and 0 after a fatal error, whose message is kept.
+#include "CCodecShims.h"
+#include <jerror.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tessera_jpeg_error {
+    struct jpeg_error_mgr manager;
+    jmp_buf jump;
+    char message[JMSG_LENGTH_MAX];
+    int warnings;
+    int hit_eof;
+};
+
+static void tessera_jpeg_error_exit(j_common_ptr info) {
+    struct tessera_jpeg_error *error = (struct tessera_jpeg_error *)info->err;
+    (*info->err->format_message)(info, error->message);
+    longjmp(error->jump, 1);
+}
+
+static void tessera_jpeg_emit_message(j_common_ptr info, int level) {
+    // Level -1 is a warning about corrupt data; libjpeg continues with gray filler after it.
+    struct tessera_jpeg_error *error = (struct tessera_jpeg_error *)info->err;
+    if (level == -1) {
+        error->warnings += 1;
+        if (info->err->msg_code == JWRN_JPEG_EOF) error->hit_eof = 1;
+    }
+}
+
+static void tessera_jpeg_error_init(struct tessera_jpeg_error *error) {
+    jpeg_std_error(&error->manager);
+    error->manager.error_exit = tessera_jpeg_error_exit;
+    error->manager.emit_message = tessera_jpeg_emit_message;
+    error->message[0] = 0;
+}
+
+// MARK: - Decompression
+
+struct tessera_jpeg_decoder {
+    struct jpeg_decompress_struct info;
+    struct tessera_jpeg_error error;
+};
+
+#define GUARDED(decoder, body)                        \
+    do {                                              \
+        if (setjmp((decoder)->error.jump)) return 0;  \
+        body;                                         \
+        return 1;                                     \
+    } while (0)
+
+tessera_jpeg_decoder *tessera_jpeg_decoder_create(void) {
+    tessera_jpeg_decoder *decoder = calloc(1, sizeof(*decoder));
+    if (!decoder) return NULL;
+    tessera_jpeg_error_init(&decoder->error);
+    decoder->info.err = &decoder->error.manager;
+    if (setjmp(decoder->error.jump)) {
+        free(decoder);
+        return NULL;
+    }
+    jpeg_create_decompress(&decoder->info);
+    return decoder;
+}
+
+void tessera_jpeg_decoder_destroy(tessera_jpeg_decoder *decoder) {
+    if (!decoder) return;
+    jpeg_destroy_decompress(&decoder->info);
+    free(decoder);
+}
+
+struct jpeg_decompress_struct *tessera_jpeg_decoder_info(tessera_jpeg_decoder *decoder) { return &decoder->info; }
+const char *tessera_jpeg_decoder_message(tessera_jpeg_decoder *decoder) { return decoder->error.message; }
+int tessera_jpeg_decoder_warnings(tessera_jpeg_decoder *decoder) { return decoder->error.warnings; }
+int tessera_jpeg_decoder_hit_eof(tessera_jpeg_decoder *decoder) { return decoder->error.hit_eof; }
+
+int tessera_jpeg_set_source_file(tessera_jpeg_decoder *decoder, FILE *file) {
+    GUARDED(decoder, jpeg_stdio_src(&decoder->info, file));
+}
+
+int tessera_jpeg_set_source_memory(tessera_jpeg_decoder *decoder, const unsigned char *bytes, unsigned long count) {
+    GUARDED(decoder, jpeg_mem_src(&decoder->info, bytes, count));
+}
+
+int tessera_jpeg_read_header(tessera_jpeg_decoder *decoder) {
+    GUARDED(decoder, {
+        jpeg_save_markers(&decoder->info, JPEG_APP0 + 1, 0xFFFF);
+        jpeg_save_markers(&decoder->info, JPEG_APP0 + 2, 0xFFFF);
+        jpeg_save_markers(&decoder->info, JPEG_APP0 + 14, 0xFFFF);
+        if (jpeg_read_header(&decoder->info, TRUE) != JPEG_HEADER_OK) {
+            strcpy(decoder->error.message, "no image in the data");
+            return 0;
+        }
+    });
+}
+
+int tessera_jpeg_start_decompress(tessera_jpeg_decoder *decoder) {
+    GUARDED(decoder, jpeg_start_decompress(&decoder->info));
+}
+
+int tessera_jpeg_crop_scanline(tessera_jpeg_decoder *decoder, JDIMENSION *xoffset, JDIMENSION *width) {
+    GUARDED(decoder, jpeg_crop_scanline(&decoder->info, xoffset, width));
+}
+
+int tessera_jpeg_skip_scanlines(tessera_jpeg_decoder *decoder, JDIMENSION count, JDIMENSION *skipped) {
+    GUARDED(decoder, *skipped = jpeg_skip_scanlines(&decoder->info, count));
+}
+
+int tessera_jpeg_read_scanlines(tessera_jpeg_decoder *decoder, JSAMPARRAY rows, JDIMENSION count, JDIMENSION *read) {
+    GUARDED(decoder, {
+        JDIMENSION done = 0;
+        while (done < count) {
+            JDIMENSION got = jpeg_read_scanlines(&decoder->info, rows + done, count - done);
+            if (got == 0) break;
+            done += got;
+        }
+        *read = done;
+    });
+}
+
+int tessera_jpeg_finish_decompress(tessera_jpeg_decoder *decoder) {
+    GUARDED(decoder, jpeg_finish_decompress(&decoder->info));
+}
+
+// MARK: - Compression
+
+struct tessera_jpeg_encoder {
+    struct jpeg_compress_struct info;
+    struct tessera_jpeg_error error;
+};
+
+tessera_jpeg_encoder *tessera_jpeg_encoder_create(void) {
+    tessera_jpeg_encoder *encoder = calloc(1, sizeof(*encoder));
+    if (!encoder) return NULL;
+    tessera_jpeg_error_init(&encoder->error);
+    encoder->info.err = &encoder->error.manager;
+    if (setjmp(encoder->error.jump)) {
+        free(encoder);
+        return NULL;
+    }
+    jpeg_create_compress(&encoder->info);
+    return encoder;
+}
+
+void tessera_jpeg_encoder_destroy(tessera_jpeg_encoder *encoder) {
+    if (!encoder) return;
+    jpeg_destroy_compress(&encoder->info);
+    free(encoder);
+}
+
+struct jpeg_compress_struct *tessera_jpeg_encoder_info(tessera_jpeg_encoder *encoder) { return &encoder->info; }
+const char *tessera_jpeg_encoder_message(tessera_jpeg_encoder *encoder) { return encoder->error.message; }
+
+int tessera_jpeg_encoder_setup(tessera_jpeg_encoder *encoder, FILE *file, JDIMENSION width, JDIMENSION height,
+                               int components, int quality, int progressive, int subsampling, int optimize) {
+    GUARDED(encoder, {
+        struct jpeg_compress_struct *info = &encoder->info;
+        jpeg_stdio_dest(info, file);
+        info->image_width = width;
+        info->image_height = height;
+        info->input_components = components;
+        info->in_color_space = components == 1 ? JCS_GRAYSCALE : JCS_RGB;
+        jpeg_set_defaults(info);
+        jpeg_set_quality(info, quality, TRUE);
+        if (components == 3) {
+            info->comp_info[0].h_samp_factor = subsampling;
+            info->comp_info[0].v_samp_factor = subsampling;
+        }
+        info->optimize_coding = optimize ? TRUE : FALSE;
+        if (progressive) jpeg_simple_progression(info);
+        jpeg_start_compress(info, TRUE);
+    });
+}
+
+int tessera_jpeg_write_scanlines(tessera_jpeg_encoder *encoder, JSAMPARRAY rows, JDIMENSION count) {
+    GUARDED(encoder, {
+        JDIMENSION done = 0;
+        while (done < count) done += jpeg_write_scanlines(&encoder->info, rows + done, count - done);
+    });
+}
+
+int tessera_jpeg_finish_compress(tessera_jpeg_encoder *encoder) {
+    GUARDED(encoder, jpeg_finish_compress(&encoder->info));
+}

@@ -1,0 +1,30 @@
+/// One format's decoder: reads properties without decoding pixels, and opens a `RowDecoder` at a scale
+/// the codec produces natively (JPEG's DCT scaling, a TIFF pyramid level, WebP's scaled decode).
+protocol ImageDecoder: RowDecoder {
+    /// Reads what the file says about its image without decoding pixels.
+    static func readProperties(of input: ImageInput) throws -> ImageProperties
+    /// The reduction factors (1 = full size) this format can decode `page` at without a separate shrink.
+    static func nativeScales(for properties: ImageProperties) -> [Int]
+    /// Opens the image for decoding at `request.scale`, one of `nativeScales`.
+    init(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws
+}
+
+extension ImageDecoder {
+    static func nativeScales(for properties: ImageProperties) -> [Int] { [1] }
+}
+
+/// What a decoder is asked for when it is opened.
+struct DecodeRequest {
+    /// The reduction factor, one of the decoder's native scales.
+    var scale: Int
+    /// The page (TIFF directory) to decode.
+    var page: Int
+    var budget: MemoryBudget
+    /// Whether a truncated file gives its decoded part (the rest filled) instead of an error.
+    var allowPartial: Bool
+}
+
+/// Size reduction when codecs scale: `ceil(size / scale)`, as libjpeg and libvips round.
+func reducedSize(_ size: Size, by scale: Int) -> Size {
+    Size(width: (size.width + scale - 1) / scale, height: (size.height + scale - 1) / scale)
+}

@@ -1,0 +1,90 @@
+/// Options for reading pixels from an `ImageSource`.
+public struct ReadOptions: Sendable {
+    /// The rectangle to read, in full-resolution pixels; nil reads the whole image.
+    public var region: Rect?
+    /// Read at `1/scale` of full size (1, 2, 4, 8, ...): natively where the codec can (JPEG DCT scaling,
+    /// TIFF pyramid levels, WebP), otherwise by averaging `scale x scale` blocks.
+    public var scale: Int
+    /// The page (TIFF directory) to read.
+    public var page: Int
+    /// Whether a truncated file gives what was decoded (the rest filled) instead of an error.
+    public var allowPartial: Bool
+
+    public init(region: Rect? = nil, scale: Int = 1, page: Int = 0, allowPartial: Bool = false) {
+        self.region = region
+        self.scale = scale
+        self.page = page
+        self.allowPartial = allowPartial
+    }
+}
+
+/// An image file or byte buffer, opened for reading: its format detected from its content, its properties
+/// read without decoding pixels, and its pixels read on demand as strips (`makeReader`).
+public final class ImageSource: Sendable {
+    /// Where the bytes come from; its `name` is the path or the name given for bytes.
+    public let input: ImageInput
+    /// What the file says about its image.
+    public let properties: ImageProperties
+    /// The budget decoders check before buffering more than a window of rows.
+    public let budget: MemoryBudget
+
+    /// Opens a file; the format comes from its first bytes, whatever its extension.
+    public convenience init(path: String, budget: MemoryBudget = .default) throws {
+        try self.init(input: .file(path: path), budget: budget)
+    }
+
+    /// Opens encoded bytes in memory; `name` is used in error messages.
+    public convenience init(bytes: [UInt8], name: String = "<data>", budget: MemoryBudget = .default) throws {
+        try self.init(input: .bytes(bytes, name: name), budget: budget)
+    }
+
+    public init(input: ImageInput, budget: MemoryBudget = .default) throws {
+        let header = try input.prefix(16)
+        if header.isEmpty { throw TesseraError.truncated(path: input.name, detail: "(the file is empty)") }
+        guard let format = ImageFormat.detect(header) else { throw TesseraError.unknownFormat(path: input.name) }
+        guard let decoder = Self.decoder(for: format) else {
+            throw TesseraError.unsupported(path: input.name, feature: "reading \(format.rawValue.uppercased()) files")
+        }
+        var properties = try decoder.readProperties(of: input)
+        properties.fileSize = try input.byteCount()
+        self.input = input
+        self.properties = properties
+        self.budget = budget
+    }
+
+    /// The decoder type for each format.
+    static func decoder(for format: ImageFormat) -> (any ImageDecoder.Type)? {
+        switch format {
+        default: return nil
+        }
+    }
+
+    /// Opens a reader that yields the requested rectangle at the requested scale, top to bottom in strips,
+    /// decoding only what it needs.
+    public func makeReader(_ options: ReadOptions = ReadOptions()) throws -> any ImageReader {
+        guard options.scale >= 1 else { throw TesseraError.invalidArgument("scale must be 1/N with N >= 1") }
+        guard options.page >= 0 && options.page < properties.pageCount else {
+            throw TesseraError.invalidArgument(
+                "\(input.name): page \(options.page) does not exist (the file has \(properties.pageCount))")
+        }
+        // Other pages may differ in size from the first, which the properties describe: read them at full scale.
+        let decoderType = Self.decoder(for: properties.format)!
+        let nativeScale = options.page == 0
+            ? decoderType.nativeScales(for: properties).filter { options.scale % $0 == 0 }.max() ?? 1 : 1
+        let request = DecodeRequest(scale: nativeScale, page: options.page, budget: budget,
+                                    allowPartial: options.allowPartial)
+        let decoder = try decoderType.init(input: input, properties: properties, request: request)
+        let full = Rect(options.page == 0 ? properties.size : decoder.size)
+        let region = options.region ?? full
+        guard !region.isEmpty, full.intersection(region) == region else {
+            throw TesseraError.invalidArgument("\(input.name): region \(region) is not inside the \(full.size) image")
+        }
+        let output = region.reduced(by: options.scale)
+        let shrink = options.scale / nativeScale
+        if shrink == 1 { return RegionReader(decoder: decoder, region: output) }
+        let covered = Rect(x: output.x * shrink, y: output.y * shrink,
+                           width: output.width * shrink, height: output.height * shrink)
+        let source = RegionReader(decoder: decoder, region: covered.intersection(Rect(decoder.size)))
+        return BoxShrinkReader(source: source, factor: shrink)
+    }
+}

@@ -1,0 +1,61 @@
+/// A format's encoder as `ImageWriter` creates it.
+protocol FormatEncoder: ImageEncoder {
+    /// The pixel format this encoder takes for input in `format` (the nearest it can store).
+    static func acceptedFormat(for format: PixelFormat, options: EncodeOptions) -> PixelFormat
+    /// Starts writing; `target.format` is one `acceptedFormat` returned.
+    init(target: EncodeTarget) throws
+}
+
+/// Writes a reader's image to a file: picks the encoder from the format (or the file's extension), converts
+/// pixels to what the format stores, and streams strips from the reader to the encoder.
+public enum ImageWriter {
+    /// The formats Tessera writes.
+    public static let writableFormats: [ImageFormat] = [.jpeg, .png, .webp, .tiff]
+
+    /// The format to write for `path`, from its extension.
+    public static func format(forPath path: String) throws -> ImageFormat {
+        let fileExtension = path.split(separator: "/").last?.split(separator: ".", omittingEmptySubsequences: false)
+        guard let fileExtension, fileExtension.count > 1, let format = ImageFormat(fileExtension: String(fileExtension.last!)),
+              writableFormats.contains(format) else {
+            throw TesseraError.invalidArgument(
+                "\(path): cannot tell the output format from the extension (use .jpg, .png, .webp or .tif)")
+        }
+        return format
+    }
+
+    static func encoderType(for format: ImageFormat) -> (any FormatEncoder.Type)? {
+        switch format {
+        default: return nil
+        }
+    }
+
+    /// Opens an encoder for an image of `size` whose pixels come in `format`; returns it with the pixel
+    /// format it expects, which the caller converts to (see `FormatConvertingReader`).
+    public static func makeEncoder(path: String, format fileFormat: ImageFormat? = nil, size: Size,
+                                   pixelFormat: PixelFormat, options: EncodeOptions = EncodeOptions())
+        throws -> (encoder: any ImageEncoder, pixelFormat: PixelFormat) {
+        let fileFormat = try fileFormat ?? format(forPath: path)
+        guard let type = encoderType(for: fileFormat) else {
+            throw TesseraError.unsupported(path: path, feature: "writing \(fileFormat.rawValue.uppercased()) files")
+        }
+        let accepted = type.acceptedFormat(for: pixelFormat, options: options)
+        let encoder = try type.init(target: EncodeTarget(path: path, size: size, format: accepted, options: options))
+        return (encoder, accepted)
+    }
+
+    /// Streams every remaining row of `reader` into a new file at `path`; `progress` is told the rows done.
+    public static func write(_ reader: any ImageReader, to path: String, format: ImageFormat? = nil,
+                             options: EncodeOptions = EncodeOptions(), stripHeight: Int = 64,
+                             progress: ((_ rowsDone: Int, _ rows: Int) -> Void)? = nil) throws {
+        let (encoder, accepted) = try makeEncoder(path: path, format: format, size: reader.size,
+                                                  pixelFormat: reader.format, options: options)
+        let source = accepted == reader.format
+            ? reader : FormatConvertingReader(source: reader, format: accepted, background: options.background)
+        var strip = source.makeStrip()
+        while try source.read(into: &strip, maxRows: stripHeight) {
+            try encoder.write(strip)
+            progress?(strip.y + strip.height, source.size.height)
+        }
+        try encoder.finish()
+    }
+}

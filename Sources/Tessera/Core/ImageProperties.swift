@@ -1,0 +1,83 @@
+/// The file formats Tessera reads.
+public enum ImageFormat: String, Sendable, Codable, CaseIterable {
+    case jpeg, png, tiff, webp, bmp, gif
+
+    /// Recognises a format from the first bytes of a file (at least 12 are needed for WebP), not its name.
+    public static func detect(_ header: some Collection<UInt8>) -> ImageFormat? {
+        let bytes = Array(header.prefix(12))
+        func starts(_ magic: [UInt8], at offset: Int = 0) -> Bool {
+            bytes.count >= offset + magic.count && Array(bytes[offset..<offset + magic.count]) == magic
+        }
+        if starts([0xFF, 0xD8, 0xFF]) { return .jpeg }
+        if starts([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
+        if starts([0x49, 0x49, 0x2A, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2A])
+            || starts([0x49, 0x49, 0x2B, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2B]) { return .tiff }
+        if starts(Array("RIFF".utf8)) && starts(Array("WEBP".utf8), at: 8) { return .webp }
+        if starts(Array("BM".utf8)) { return .bmp }
+        if starts(Array("GIF87a".utf8)) || starts(Array("GIF89a".utf8)) { return .gif }
+        return nil
+    }
+
+    /// The format a file name's extension asks for when writing, e.g. `out.jpg` -> `.jpeg`.
+    public init?(fileExtension: String) {
+        switch fileExtension.lowercased() {
+        case "jpg", "jpeg", "jpe": self = .jpeg
+        case "png": self = .png
+        case "tif", "tiff": self = .tiff
+        case "webp": self = .webp
+        case "bmp": self = .bmp
+        case "gif": self = .gif
+        default: return nil
+        }
+    }
+}
+
+/// How a file stores colour.
+public enum ColorModel: String, Sendable, Codable {
+    case gray, rgb, cmyk, ycck, palette
+}
+
+/// What a file says about its image, read without decoding pixels.
+public struct ImageProperties: Sendable, Codable, Equatable {
+    public var format: ImageFormat
+    /// Full-resolution size in pixels (of the first page for TIFF).
+    public var width: Int
+    public var height: Int
+    /// Channels stored in the file (a palette image has 1; its colours are RGB).
+    public var channels: Int
+    /// Bits per stored sample (1, 2, 4, 8, 16).
+    public var bitDepth: Int
+    public var colorModel: ColorModel
+    public var hasAlpha: Bool
+    /// EXIF orientation 1-8; 1 when the file has none.
+    public var orientation: Int
+    public var hasICCProfile: Bool
+    /// Progressive JPEG or interlaced PNG/GIF.
+    public var isProgressive: Bool
+    /// Pages (TIFF directories, GIF frames); 1 for single images.
+    public var pageCount: Int
+    /// Sizes of reduced-resolution levels, largest first, including the full resolution (TIFF pyramids).
+    public var levels: [Size]
+    /// The file's size in bytes.
+    public var fileSize: Int
+
+    public init(format: ImageFormat, width: Int, height: Int, channels: Int, bitDepth: Int, colorModel: ColorModel,
+                hasAlpha: Bool, orientation: Int = 1, hasICCProfile: Bool = false, isProgressive: Bool = false,
+                pageCount: Int = 1, levels: [Size] = [], fileSize: Int = 0) {
+        self.format = format
+        self.width = width
+        self.height = height
+        self.channels = channels
+        self.bitDepth = bitDepth
+        self.colorModel = colorModel
+        self.hasAlpha = hasAlpha
+        self.orientation = orientation
+        self.hasICCProfile = hasICCProfile
+        self.isProgressive = isProgressive
+        self.pageCount = pageCount
+        self.levels = levels.isEmpty ? [Size(width: width, height: height)] : levels
+        self.fileSize = fileSize
+    }
+
+    public var size: Size { Size(width: width, height: height) }
+}
