@@ -55,6 +55,8 @@ public final class ImageSource: Sendable {
     /// The decoder type for each format.
     static func decoder(for format: ImageFormat) -> (any ImageDecoder.Type)? {
         switch format {
+        case .jpeg: return JPEGDecoder.self
+        case .png: return PNGDecoder.self
         default: return nil
         }
     }

@@ -25,6 +25,8 @@ public enum ImageWriter {
 
     static func encoderType(for format: ImageFormat) -> (any FormatEncoder.Type)? {
         switch format {
+        case .jpeg: return JPEGEncoder.self
+        case .png: return PNGEncoder.self
         default: return nil
         }
     }

@@ -1,0 +1,162 @@
+import CCodecShims
+import CJPEG
+
+/// Decodes JPEG through libjpeg-turbo: baseline and progressive, gray, YCbCr, RGB, CMYK and YCCK (Adobe-inverted
+/// or not, converted to RGB), at 1/1, 1/2, 1/4 and 1/8 by DCT scaling, with `jpeg_crop_scanline` for columns and
+/// `jpeg_skip_scanlines` for rows so a region costs only what it covers.
+final class JPEGDecoder: ImageDecoder {
+    private let session: JPEGSession
+    private let inputName: String
+    private let allowPartial: Bool
+    /// libjpeg's CMYK output, converted to RGB in `decodeRows`; nil for gray and RGB output.
+    private let cmyk: CMYKConversion?
+    private var scratch: [UInt8] = []
+    private var rowPointers: [UnsafeMutablePointer<UInt8>?] = []
+    private(set) var size: Size
+    let format: PixelFormat
+
+    static func readProperties(of input: ImageInput) throws -> ImageProperties {
+        let session = try JPEGSession(input: input)
+        let info = session.info
+        let model: ColorModel
+        switch info.pointee.jpeg_color_space {
+        case JCS_GRAYSCALE: model = .gray
+        case JCS_CMYK: model = .cmyk
+        case JCS_YCCK: model = .ycck
+        default: model = .rgb
+        }
+        var orientation = 1, hasICC = false
+        var marker = info.pointee.marker_list
+        while let current = marker {
+            let bytes = Array(UnsafeBufferPointer(start: current.pointee.data, count: Int(current.pointee.data_length)))
+            if current.pointee.marker == JPEG_APP0 + 1, bytes.starts(with: Array("Exif\u{0}\u{0}".utf8)) {
+                orientation = EXIF.orientation(in: bytes) ?? orientation
+            } else if current.pointee.marker == JPEG_APP0 + 2, bytes.starts(with: Array("ICC_PROFILE\u{0}".utf8)) {
+                hasICC = true
+            }
+            marker = current.pointee.next
+        }
+        return ImageProperties(
+            format: .jpeg, width: Int(info.pointee.image_width), height: Int(info.pointee.image_height),
+            channels: Int(info.pointee.num_components), bitDepth: Int(info.pointee.data_precision),
+            colorModel: model, hasAlpha: false, orientation: orientation, hasICCProfile: hasICC,
+            isProgressive: info.pointee.progressive_mode != 0)
+    }
+
+    static func nativeScales(for properties: ImageProperties) -> [Int] { [1, 2, 4, 8] }
+
+    init(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws {
+        session = try JPEGSession(input: input)
+        inputName = input.name
+        allowPartial = request.allowPartial
+        let info = session.info
+        info.pointee.scale_num = 1
+        info.pointee.scale_denom = UInt32(request.scale)
+        switch info.pointee.jpeg_color_space {
+        case JCS_GRAYSCALE:
+            info.pointee.out_color_space = JCS_GRAYSCALE
+            format = .gray8
+            cmyk = nil
+        case JCS_CMYK, JCS_YCCK:
+            info.pointee.out_color_space = JCS_CMYK
+            format = .rgb8
+            cmyk = CMYKConversion(inverted: info.pointee.saw_Adobe_marker != 0)
+        default:
+            info.pointee.out_color_space = JCS_RGB
+            format = .rgb8
+            cmyk = nil
+        }
+        if info.pointee.progressive_mode != 0 {
+            // libjpeg holds every coefficient of a progressive image until the last scan.
+            try request.budget.check(Self.coefficientBytes(info), for: "decoding this progressive JPEG",
+                                     path: input.name)
+        }
+        try session.check(tessera_jpeg_start_decompress(session.decoder), during: "starting to decode")
+        size = Size(width: Int(info.pointee.output_width), height: Int(info.pointee.output_height))
+        try request.budget.checkRows(width: size.width, rows: Int(info.pointee.rec_outbuf_height) + 16,
+                                     format: PixelFormat(.rgba), for: "a row of pixels", path: input.name)
+    }
+
+    /// The bytes of libjpeg's whole-image coefficient buffer: 64 two-byte coefficients per block, per component.
+    private static func coefficientBytes(_ info: UnsafeMutablePointer<jpeg_decompress_struct>) -> Int {
+        var total = 0
+        for index in 0..<Int(info.pointee.num_components) {
+            let component = info.pointee.comp_info[index]
+            let across = Int(component.width_in_blocks), down = Int(component.height_in_blocks)
+            let horizontal = max(1, Int(component.h_samp_factor)), vertical = max(1, Int(component.v_samp_factor))
+            let blocks = ((across + horizontal - 1) / horizontal * horizontal)
+                * ((down + vertical - 1) / vertical * vertical)
+            total += blocks * 64 * 2
+        }
+        return total
+    }
+
+    func restrictColumns(to columns: Range<Int>) throws -> Range<Int> {
+        guard columns != 0..<size.width else { return columns }
+        var offset = JDIMENSION(columns.lowerBound), width = JDIMENSION(columns.count)
+        try session.check(tessera_jpeg_crop_scanline(session.decoder, &offset, &width), during: "cropping")
+        size.width = Int(session.info.pointee.output_width)
+        return Int(offset)..<Int(offset) + Int(width)
+    }
+
+    func skipRows(_ count: Int) throws {
+        guard count > 0 else { return }
+        var skipped: JDIMENSION = 0
+        try session.check(tessera_jpeg_skip_scanlines(session.decoder, JDIMENSION(count), &skipped),
+                          during: "skipping rows")
+        try checkTruncation()
+    }
+
+    func decodeRows(into rows: UnsafeMutableRawPointer, bytesPerRow: Int, count: Int) throws {
+        guard let cmyk else { return try readScanlines(into: rows, bytesPerRow: bytesPerRow, count: count) }
+        let width = size.width, stride = width * 4
+        if scratch.count < stride * count { scratch = [UInt8](repeating: 0, count: stride * count) }
+        try scratch.withUnsafeMutableBytes { buffer in
+            try readScanlines(into: buffer.baseAddress!, bytesPerRow: stride, count: count)
+            for row in 0..<count {
+                cmyk.convert(buffer.baseAddress!.advanced(by: row * stride), to: rows.advanced(by: row * bytesPerRow),
+                             width: width)
+            }
+        }
+    }
+
+    private func readScanlines(into rows: UnsafeMutableRawPointer, bytesPerRow: Int, count: Int) throws {
+        rowPointers.removeAll(keepingCapacity: true)
+        for row in 0..<count { rowPointers.append(rows.advanced(by: row * bytesPerRow).assumingMemoryBound(to: UInt8.self)) }
+        var read: JDIMENSION = 0
+        try rowPointers.withUnsafeMutableBufferPointer { pointers in
+            try session.check(tessera_jpeg_read_scanlines(session.decoder, pointers.baseAddress, JDIMENSION(count), &read),
+                              during: "decoding")
+        }
+        try checkTruncation()
+        if Int(read) < count {
+            throw TesseraError.truncated(path: inputName, detail: "after row \(Int(read).grouped) of \(size.height.grouped)")
+        }
+    }
+
+    /// libjpeg fills missing data with gray and only warns: make that an error unless partial output was asked for.
+    private func checkTruncation() throws {
+        if tessera_jpeg_decoder_hit_eof(session.decoder) != 0 && !allowPartial {
+            let height = Int(session.info.pointee.output_height)
+            let row = Int(session.info.pointee.output_scanline)
+            throw TesseraError.truncated(path: inputName, detail: "before row \((row + 1).grouped) of \(height.grouped)")
+        }
+    }
+}
+
+/// Converts libjpeg's CMYK output to RGB. Adobe applications write inverted CMYK (0 = full ink), flagged by the
+/// APP14 marker; plain CMYK is 255 = full ink.
+struct CMYKConversion {
+    let inverted: Bool
+
+    func convert(_ source: UnsafeRawPointer, to target: UnsafeMutableRawPointer, width: Int) {
+        let input = source.assumingMemoryBound(to: UInt8.self), output = target.assumingMemoryBound(to: UInt8.self)
+        for x in 0..<width {
+            let black = inverted ? Int(input[4 * x + 3]) : 255 - Int(input[4 * x + 3])
+            for channel in 0..<3 {
+                let ink = inverted ? Int(input[4 * x + channel]) : 255 - Int(input[4 * x + channel])
+                output[3 * x + channel] = UInt8((ink * black + 127) / 255)
+            }
+        }
+    }
+}

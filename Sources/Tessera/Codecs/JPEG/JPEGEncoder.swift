@@ -1,0 +1,77 @@
+import CCodecShims
+import CJPEG
+
+/// Encodes JPEG through libjpeg-turbo from strips of gray or RGB 8-bit rows: quality, progressive scans,
+/// 4:4:4 or 4:2:0 chroma, optimized Huffman tables. Written to a temporary file renamed on `finish()`.
+final class JPEGEncoder: FormatEncoder {
+    private let encoder: OpaquePointer
+    private let file: AtomicFile
+    private let target: EncodeTarget
+    private var rowPointers: [UnsafeMutablePointer<UInt8>?] = []
+    private var rowsWritten = 0
+
+    static func acceptedFormat(for format: PixelFormat, options: EncodeOptions) -> PixelFormat {
+        format.isColor ? .rgb8 : .gray8
+    }
+
+    init(target: EncodeTarget) throws {
+        let size = target.size, options = target.options
+        guard size.width > 0, size.height > 0, size.width <= 65_500, size.height <= 65_500 else {
+            throw TesseraError.invalidArgument("\(target.path): JPEG images are at most 65,500 pixels a side, not \(size)")
+        }
+        if options.progressive || options.optimizeHuffman {
+            // Both make libjpeg buffer the whole image's coefficients: 2 bytes per sample, chroma subsampled.
+            let samplesPerPixel = target.format.isColor ? (options.subsampling == .s444 ? 3.0 : 1.5) : 1.0
+            try options.budget.check(Int(Double(size.area) * samplesPerPixel * 2),
+                                     for: "encoding a progressive or optimized JPEG", path: target.path)
+        }
+        guard let encoder = tessera_jpeg_encoder_create() else {
+            throw TesseraError.io(path: target.path, detail: "cannot create a JPEG encoder")
+        }
+        self.encoder = encoder
+        self.target = target
+        do {
+            file = try AtomicFile(path: target.path)
+        } catch {
+            tessera_jpeg_encoder_destroy(encoder)
+            throw error
+        }
+        let status = tessera_jpeg_encoder_setup(
+            encoder, file.handle, JDIMENSION(size.width), JDIMENSION(size.height), Int32(target.format.channelCount),
+            Int32(min(100, max(1, options.quality))), options.progressive ? 1 : 0,
+            options.subsampling == .s444 ? 1 : 2, options.optimizeHuffman ? 1 : 0)
+        try check(status)
+    }
+
+    deinit { tessera_jpeg_encoder_destroy(encoder) }
+
+    func write(_ strip: Strip) throws {
+        precondition(strip.format == target.format && strip.width == target.size.width, "strip does not match the encoder")
+        rowPointers.removeAll(keepingCapacity: true)
+        let stride = strip.pixels.bytesPerRow
+        try strip.pixels.bytes.withUnsafeBytes { raw in
+            // libjpeg takes mutable row pointers but only reads through them.
+            let base = UnsafeMutableRawPointer(mutating: raw.baseAddress!)
+            for row in 0..<strip.height {
+                rowPointers.append(base.advanced(by: row * stride).assumingMemoryBound(to: UInt8.self))
+            }
+            try rowPointers.withUnsafeMutableBufferPointer { pointers in
+                try check(tessera_jpeg_write_scanlines(encoder, pointers.baseAddress, JDIMENSION(strip.height)))
+            }
+        }
+        rowsWritten += strip.height
+    }
+
+    func finish() throws {
+        guard rowsWritten == target.size.height else {
+            throw TesseraError.invalidArgument("\(target.path): \(rowsWritten) of \(target.size.height) rows written")
+        }
+        try check(tessera_jpeg_finish_compress(encoder))
+        try file.commit()
+    }
+
+    private func check(_ status: Int32) throws {
+        guard status == 0 else { return }
+        throw TesseraError.io(path: target.path, detail: String(cString: tessera_jpeg_encoder_message(encoder)))
+    }
+}

@@ -1,0 +1,54 @@
+import CCodecShims
+import CJPEG
+
+/// One libjpeg decompressor with its input open and the header read, freed on deinit. Files are read through
+/// stdio, not mapped, so a decode's memory stays bounded by its rows whatever the file's size.
+final class JPEGSession {
+    let decoder: OpaquePointer
+    let info: UnsafeMutablePointer<jpeg_decompress_struct>
+    private let name: String
+    private let file: CFile?
+    private let bytes: UnsafeMutableBufferPointer<UInt8>?
+
+    init(input: ImageInput) throws {
+        guard let decoder = tessera_jpeg_decoder_create() else {
+            throw TesseraError.io(path: input.name, detail: "cannot create a JPEG decoder")
+        }
+        self.decoder = decoder
+        self.info = tessera_jpeg_decoder_info(decoder)
+        self.name = input.name
+        switch input {
+        case let .file(path):
+            let file = try CFile(path: path, mode: "rb")
+            self.file = file
+            self.bytes = nil
+            _ = tessera_jpeg_set_source_file(decoder, file.handle)
+        case let .bytes(data, _):
+            // libjpeg keeps the pointer, so the bytes get storage whose address does not move.
+            let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(data.count, 1))
+            _ = copy.initialize(from: data)
+            self.file = nil
+            self.bytes = copy
+            _ = tessera_jpeg_set_source_memory(decoder, copy.baseAddress, UInt(data.count))
+        }
+        try check(tessera_jpeg_read_header(decoder), during: "reading the header")
+    }
+
+    deinit {
+        tessera_jpeg_decoder_destroy(decoder)
+        bytes?.deallocate()
+    }
+
+    /// Turns a shim's 0 into a typed error: premature end of data is truncation, anything else corruption.
+    func check(_ status: Int32, during activity: String) throws {
+        guard status == 0 else { return }
+        let message = String(cString: tessera_jpeg_decoder_message(decoder))
+        if message.contains("Premature end") || message.contains("Empty input") || message.isEmpty {
+            throw TesseraError.truncated(path: name, detail: "while \(activity)")
+        }
+        if message.contains("Maximum supported image dimension") || message.contains("Image too big") {
+            throw TesseraError.unsupported(path: name, feature: message)
+        }
+        throw TesseraError.corrupt(path: name, detail: "\(message) (while \(activity))")
+    }
+}

@@ -1,0 +1,33 @@
+import Tessera
+
+/// `tessera convert`: re-encodes an image in the format its output name asks for, streaming strips so memory
+/// stays bounded by the image's width.
+enum ConvertCommand: Command {
+    static let spec = CommandSpec(
+        name: "convert", usage: "convert IN OUT [options]",
+        summary: "convert an image to JPEG, PNG, WebP or TIFF (by OUT's extension), streaming",
+        details: "The output is written under a temporary name and renamed when complete.",
+        options: EncodeFlags.options + [
+            Option("page", value: "N", "TIFF: the page to read (default 0)"),
+            Option("partial", "with a truncated input, write what decodes instead of failing"),
+        ])
+
+    static func run(_ arguments: Arguments) throws {
+        let paths = try arguments.positionals(exactly: 2, "IN and OUT")
+        let options = try EncodeFlags.parse(arguments)
+        let format = try ImageWriter.format(forPath: paths[1])
+        let source = try ImageSource(path: paths[0], budget: options.budget)
+        let read = ReadOptions(page: try arguments.integer("page", in: 0...65_535) ?? 0,
+                               allowPartial: arguments.flag("partial"))
+        try write(try source.makeReader(read), to: paths[1], format: format, options: options)
+    }
+
+    /// Streams a reader into an encoder with a progress line; shared by the commands that write one image.
+    static func write(_ reader: any ImageReader, to path: String, format: ImageFormat, options: EncodeOptions) throws {
+        let progress = Progress("writing \(path)")
+        defer { progress.finish() }
+        try ImageWriter.write(reader, to: path, format: format, options: options) { done, total in
+            progress.update(done, of: total)
+        }
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import Tessera
+
+/// `tessera info`: what a file holds, read from its header without decoding pixels (or all of them with
+/// `--verify`), for people or, with `--json`, for programs.
+enum InfoCommand: Command {
+    static let spec = CommandSpec(
+        name: "info", usage: "info FILE... [--json] [--verify]",
+        summary: "show an image's size, pixel format and metadata without decoding it",
+        details: "With several files, a file that cannot be read is reported and the rest are still shown.",
+        options: [
+            Option("json", "print JSON: an object for one file, an array for several"),
+            Option("verify", "decode every pixel too, to check that the file is intact"),
+        ])
+
+    /// One file's report: its properties, or the error that stopped them being read.
+    private struct Report: Encodable {
+        let path: String
+        let properties: ImageProperties?
+        let verified: Bool?
+        let error: String?
+
+        enum CodingKeys: String, CodingKey { case path, verified, error }
+
+        func encode(to encoder: any Encoder) throws {
+            try properties?.encode(to: encoder)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(path, forKey: .path)
+            try container.encodeIfPresent(verified, forKey: .verified)
+            try container.encodeIfPresent(error, forKey: .error)
+        }
+    }
+
+    static func run(_ arguments: Arguments) throws {
+        let paths = arguments.positionals
+        guard !paths.isEmpty else { throw UsageError("expected at least one FILE") }
+        let budget = try arguments.budget()
+        let reports = paths.map { path in report(for: path, verify: arguments.flag("verify"), budget: budget) }
+        if arguments.flag("json") {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            let data = reports.count == 1 ? try encoder.encode(reports[0]) : try encoder.encode(reports)
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            for report in reports {
+                if let properties = report.properties {
+                    print(describe(properties, path: report.path, verified: report.verified))
+                }
+            }
+        }
+        for report in reports { if let error = report.error { printError(error) } }
+        if reports.contains(where: { $0.error != nil }) { throw CommandFailure(status: .failure) }
+    }
+
+    private static func report(for path: String, verify: Bool, budget: MemoryBudget) -> Report {
+        do {
+            let source = try ImageSource(path: path, budget: budget)
+            guard verify else { return Report(path: path, properties: source.properties, verified: nil, error: nil) }
+            do {
+                let reader = try source.makeReader()
+                var strip = reader.makeStrip()
+                while try reader.read(into: &strip, maxRows: 64) {}
+                return Report(path: path, properties: source.properties, verified: true, error: nil)
+            } catch {
+                return Report(path: path, properties: source.properties, verified: false, error: "\(error)")
+            }
+        } catch {
+            return Report(path: path, properties: nil, verified: nil, error: "\(error)")
+        }
+    }
+
+    private static func describe(_ properties: ImageProperties, path: String, verified: Bool?) -> String {
+        var kind = properties.format.rawValue.uppercased()
+        if properties.isProgressive { kind += properties.format == .jpeg ? ", progressive" : ", interlaced" }
+        let model: String
+        switch properties.colorModel {
+        case .gray: model = "gray"
+        case .rgb: model = "RGB"
+        case .cmyk: model = "CMYK"
+        case .ycck: model = "YCCK"
+        case .palette: model = "palette"
+        }
+        var lines = [
+            path,
+            "  format       \(kind)",
+            "  size         \(properties.width) x \(properties.height) pixels"
+                + " (\(String(format: "%.1f", Double(properties.width * properties.height) / 1e6)) MP)",
+            "  pixels       \(model)\(properties.hasAlpha ? " + alpha" : ""), \(properties.channels) channel"
+                + "\(properties.channels == 1 ? "" : "s"), \(properties.bitDepth)-bit",
+            "  orientation  \(properties.orientation)",
+            "  ICC profile  \(properties.hasICCProfile ? "yes" : "no")",
+            "  file size    \(ByteCount(properties.fileSize)) (\(properties.fileSize.formatted()) bytes)",
+        ]
+        if properties.pageCount > 1 { lines.append("  pages        \(properties.pageCount)") }
+        if properties.levels.count > 1 {
+            lines.append("  levels       " + properties.levels.map(\.description).joined(separator: ", "))
+        }
+        if let verified { lines.append("  verified     \(verified ? "ok, every pixel decodes" : "FAILED")") }
+        return lines.joined(separator: "\n")
+    }
+}
