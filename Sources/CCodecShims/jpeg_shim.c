@@ -10,7 +10,7 @@ struct tessera_jpeg_error {
     jmp_buf jump;
     char message[JMSG_LENGTH_MAX];
     int warnings;
-    int hit_eof;
+    int missing_data;
 };
 
 static void tessera_jpeg_error_exit(j_common_ptr info) {
@@ -24,7 +24,9 @@ static void tessera_jpeg_emit_message(j_common_ptr info, int level) {
     struct tessera_jpeg_error *error = (struct tessera_jpeg_error *)info->err;
     if (level == -1) {
         error->warnings += 1;
-        if (info->err->msg_code == JWRN_JPEG_EOF) error->hit_eof = 1;
+        if (error->missing_data) return;
+        if (info->err->msg_code == JWRN_JPEG_EOF) error->missing_data = 1;
+        if (info->err->msg_code == JWRN_HIT_MARKER) error->missing_data = 2;
     }
 }
 
@@ -71,7 +73,7 @@ void tessera_jpeg_decoder_destroy(tessera_jpeg_decoder *decoder) {
 struct jpeg_decompress_struct *tessera_jpeg_decoder_info(tessera_jpeg_decoder *decoder) { return &decoder->info; }
 const char *tessera_jpeg_decoder_message(tessera_jpeg_decoder *decoder) { return decoder->error.message; }
 int tessera_jpeg_decoder_warnings(tessera_jpeg_decoder *decoder) { return decoder->error.warnings; }
-int tessera_jpeg_decoder_hit_eof(tessera_jpeg_decoder *decoder) { return decoder->error.hit_eof; }
+int tessera_jpeg_decoder_missing_data(tessera_jpeg_decoder *decoder) { return decoder->error.missing_data; }
 
 int tessera_jpeg_set_source_file(tessera_jpeg_decoder *decoder, FILE *file) {
     GUARDED(decoder, jpeg_stdio_src(&decoder->info, file));

@@ -68,3 +68,27 @@ enum EncodeFlags {
         return options
     }
 }
+
+/// The reading options, declared once for every command that reads one image.
+enum ReadFlags {
+    static let options = [
+        Option("scale", value: "1/N", "reduce by N: 1/2, 1/4 and 1/8 are nearly free for JPEG (default 1)"),
+        Option("page", value: "N", "TIFF: the page to read (default 0)"),
+        Option("partial", "with a truncated input, write what decodes instead of failing"),
+    ]
+
+    static func parse(_ arguments: Arguments, region: Rect? = nil) throws -> ReadOptions {
+        ReadOptions(region: region, scale: try scale(arguments.value("scale")),
+                    page: try arguments.integer("page", in: 0...65_535) ?? 0,
+                    allowPartial: arguments.flag("partial"))
+    }
+
+    /// Parses `1/N` (or `N`, or `0.5` for 1/2) into the reduction factor N.
+    private static func scale(_ text: String?) throws -> Int {
+        guard let text else { return 1 }
+        let parts = text.split(separator: "/")
+        if parts.count == 2, parts[0] == "1", let factor = Int(parts[1]), factor >= 1 { return factor }
+        if let value = Double(text), value > 0, value <= 1, (1 / value).rounded() == 1 / value { return Int(1 / value) }
+        throw UsageError("--scale must be 1/N for a whole number N, such as 1/2 or 1/8, not '\(text)'")
+    }
+}

@@ -5,20 +5,16 @@ import Tessera
 enum ConvertCommand: Command {
     static let spec = CommandSpec(
         name: "convert", usage: "convert IN OUT [options]",
-        summary: "convert an image to JPEG, PNG, WebP or TIFF (by OUT's extension), streaming",
+        summary: "convert an image to JPEG, PNG, WebP or TIFF (by OUT's extension), streaming, optionally reduced",
         details: "The output is written under a temporary name and renamed when complete.",
-        options: EncodeFlags.options + [
-            Option("page", value: "N", "TIFF: the page to read (default 0)"),
-            Option("partial", "with a truncated input, write what decodes instead of failing"),
-        ])
+        options: ReadFlags.options + EncodeFlags.options)
 
     static func run(_ arguments: Arguments) throws {
         let paths = try arguments.positionals(exactly: 2, "IN and OUT")
         let options = try EncodeFlags.parse(arguments)
+        let read = try ReadFlags.parse(arguments)
         let format = try ImageWriter.format(forPath: paths[1])
         let source = try ImageSource(path: paths[0], budget: options.budget)
-        let read = ReadOptions(page: try arguments.integer("page", in: 0...65_535) ?? 0,
-                               allowPartial: arguments.flag("partial"))
         try write(try source.makeReader(read), to: paths[1], format: format, options: options)
     }
 

@@ -64,6 +64,10 @@ func removeTemporaryFilesOnSignals() -> [any DispatchSourceSignal] {
         return .usage
     } catch let error as CommandFailure {
         return error.status
+    } catch let error as TesseraError {
+        printError("\(error)")
+        if case .invalidArgument = error { return .usage }
+        return .failure
     } catch {
         printError("\(error)")
         return .failure

@@ -17,9 +17,11 @@ void tessera_jpeg_decoder_destroy(tessera_jpeg_decoder *decoder);
 struct jpeg_decompress_struct *tessera_jpeg_decoder_info(tessera_jpeg_decoder *decoder);
 /// The last fatal error's message, or "" if none.
 const char *tessera_jpeg_decoder_message(tessera_jpeg_decoder *decoder);
-/// The number of corrupt-data warnings so far, and whether one of them was "premature end of data".
+/// The number of corrupt-data warnings so far.
 int tessera_jpeg_decoder_warnings(tessera_jpeg_decoder *decoder);
-int tessera_jpeg_decoder_hit_eof(tessera_jpeg_decoder *decoder);
+/// Whether libjpeg ran out of data and filled the rest of the image: 1 when the file ended, 2 when a marker
+/// cut the compressed data short, 0 if neither happened.
+int tessera_jpeg_decoder_missing_data(tessera_jpeg_decoder *decoder);
 
 int tessera_jpeg_set_source_file(tessera_jpeg_decoder *decoder, FILE *file);
 int tessera_jpeg_set_source_memory(tessera_jpeg_decoder *decoder, const unsigned char *bytes, unsigned long count);

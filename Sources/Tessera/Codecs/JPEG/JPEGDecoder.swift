@@ -93,7 +93,11 @@ final class JPEGDecoder: ImageDecoder {
 
     func restrictColumns(to columns: Range<Int>) throws -> Range<Int> {
         guard columns != 0..<size.width else { return columns }
-        var offset = JDIMENSION(columns.lowerBound), width = JDIMENSION(columns.count)
+        // Chroma upsampling treats a crop's edges as the image's edges; one more iMCU on each side keeps the
+        // requested columns identical to a full decode.
+        let margin = Int(session.info.pointee.max_h_samp_factor) * Int(session.info.pointee.min_DCT_scaled_size)
+        let first = max(0, columns.lowerBound - margin), last = min(size.width, columns.upperBound + margin)
+        var offset = JDIMENSION(first), width = JDIMENSION(last - first)
         try session.check(tessera_jpeg_crop_scanline(session.decoder, &offset, &width), during: "cropping")
         size.width = Int(session.info.pointee.output_width)
         return Int(offset)..<Int(offset) + Int(width)
@@ -136,11 +140,12 @@ final class JPEGDecoder: ImageDecoder {
 
     /// libjpeg fills missing data with gray and only warns: make that an error unless partial output was asked for.
     private func checkTruncation() throws {
-        if tessera_jpeg_decoder_hit_eof(session.decoder) != 0 && !allowPartial {
-            let height = Int(session.info.pointee.output_height)
-            let row = Int(session.info.pointee.output_scanline)
-            throw TesseraError.truncated(path: inputName, detail: "before row \((row + 1).grouped) of \(height.grouped)")
-        }
+        let missing = tessera_jpeg_decoder_missing_data(session.decoder)
+        guard missing != 0 && !allowPartial else { return }
+        let row = Int(session.info.pointee.output_scanline), height = Int(session.info.pointee.output_height)
+        let place = "before row \((row + 1).grouped) of \(height.grouped)"
+        if missing == 1 { throw TesseraError.truncated(path: inputName, detail: place) }
+        throw TesseraError.corrupt(path: inputName, detail: "the compressed data ends early, \(place)")
     }
 }
 

@@ -40,26 +40,23 @@ final class PNGDecoder: ImageDecoder {
     init(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws {
         session = try PNGSession(input: input)
         allowPartial = request.allowPartial
-        let png = session.structPointer, info = session.infoPointer
+        let png = session.structPointer
         png_set_expand(png)  // palette to RGB, gray below 8 bits to 8, tRNS to alpha
         #if _endian(little)
         png_set_swap(png)  // Tessera keeps 16-bit samples in native byte order
         #endif
         let interlaced = properties.isProgressive
         if interlaced { _ = png_set_interlace_handling(png) }
-        try session.check(tessera_png_read_update_info(session.png), during: "reading the header")
-        let channels: PixelFormat.Channels
-        switch png_get_channels(png, info) {
-        case 1: channels = .gray
-        case 2: channels = .grayAlpha
-        case 3: channels = .rgb
-        default: channels = .rgba
-        }
-        format = PixelFormat(channels, bitDepth: png_get_bit_depth(png, info) == 16 ? 16 : 8)
+        // png_set_expand gives RGB for palettes, 8 bits for smaller gray, and an alpha channel for tRNS.
+        let channels: PixelFormat.Channels = properties.colorModel == .gray
+            ? (properties.hasAlpha ? .grayAlpha : .gray) : (properties.hasAlpha ? .rgba : .rgb)
+        format = PixelFormat(channels, bitDepth: properties.bitDepth == 16 ? 16 : 8)
         size = properties.size
-        try request.budget.checkRows(width: size.width, rows: interlaced ? size.height : 2, format: format,
+        // libpng allocates (and clears) its row buffers in png_read_update_info, so the budget is checked first.
+        try request.budget.checkRows(width: size.width, rows: interlaced ? size.height : 3, format: format,
                                      for: interlaced ? "decoding this interlaced PNG" : "a row of pixels",
                                      path: input.name)
+        try session.check(tessera_png_read_update_info(session.png), during: "reading the header")
     }
 
     func decodeRows(into rows: UnsafeMutableRawPointer, bytesPerRow: Int, count: Int) throws {
