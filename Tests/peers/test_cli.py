@@ -62,3 +62,21 @@ def test_stats_prints_time_and_peak_memory(tessera, tmp_path):
     result = run(tessera, "info", source, "--stats")
     assert result.returncode == 0
     assert "stats: wall" in result.stderr and "peak RSS" in result.stderr
+
+
+def test_info_reports_orientation_icc_and_progressive_from_the_header(tessera, tmp_path):
+    from PIL import Image, ImageCms
+    image = Image.fromarray(photo(30, 40))
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    icc = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    image.save(tmp_path / "tagged.jpg", exif=exif, icc_profile=icc, progressive=True)
+    image.save(tmp_path / "tagged.png", exif=exif, icc_profile=icc)
+    image.save(tmp_path / "tagged.webp", exif=exif, icc_profile=icc)
+    for name in ["tagged.jpg", "tagged.png", "tagged.webp"]:
+        result = run(tessera, "info", "--json", tmp_path / name)
+        assert result.returncode == 0, result.stderr
+        report = json.loads(result.stdout)
+        assert report["orientation"] == 6, name
+        assert report["hasICCProfile"] is True, name
+    assert json.loads(run(tessera, "info", "--json", tmp_path / "tagged.jpg").stdout)["isProgressive"] is True
