@@ -128,6 +128,8 @@ int tessera_jpeg_finish_decompress(tessera_jpeg_decoder *decoder) {
 struct tessera_jpeg_encoder {
     struct jpeg_compress_struct info;
     struct tessera_jpeg_error error;
+    unsigned char *memory;
+    unsigned long memory_size;
 };
 
 tessera_jpeg_encoder *tessera_jpeg_encoder_create(void) {
@@ -146,6 +148,7 @@ tessera_jpeg_encoder *tessera_jpeg_encoder_create(void) {
 void tessera_jpeg_encoder_destroy(tessera_jpeg_encoder *encoder) {
     if (!encoder) return;
     jpeg_destroy_compress(&encoder->info);
+    free(encoder->memory);
     free(encoder);
 }
 
@@ -156,7 +159,10 @@ int tessera_jpeg_encoder_setup(tessera_jpeg_encoder *encoder, FILE *file, JDIMEN
                                int components, int quality, int progressive, int subsampling, int optimize) {
     GUARDED(encoder, {
         struct jpeg_compress_struct *info = &encoder->info;
-        jpeg_stdio_dest(info, file);
+        if (file)
+            jpeg_stdio_dest(info, file);
+        else
+            jpeg_mem_dest(info, &encoder->memory, &encoder->memory_size);
         info->image_width = width;
         info->image_height = height;
         info->input_components = components;
@@ -182,4 +188,9 @@ int tessera_jpeg_write_scanlines(tessera_jpeg_encoder *encoder, JSAMPARRAY rows,
 
 int tessera_jpeg_finish_compress(tessera_jpeg_encoder *encoder) {
     GUARDED(encoder, jpeg_finish_compress(&encoder->info));
+}
+
+const unsigned char *tessera_jpeg_encoder_output(tessera_jpeg_encoder *encoder, unsigned long *count) {
+    *count = encoder->memory_size;
+    return encoder->memory;
 }

@@ -13,6 +13,9 @@ struct tessera_png {
     const unsigned char *bytes;
     size_t count;
     size_t offset;
+    unsigned char *output;
+    size_t output_count;
+    size_t output_capacity;
 };
 
 static void tessera_png_error(png_structp png, png_const_charp message) {
@@ -32,6 +35,22 @@ static void tessera_png_read_memory(png_structp png, png_bytep out, size_t lengt
     memcpy(out, state->bytes + state->offset, length);
     state->offset += length;
 }
+
+static void tessera_png_write_memory(png_structp png, png_bytep data, size_t length) {
+    struct tessera_png *state = png_get_io_ptr(png);
+    if (length > state->output_capacity - state->output_count) {
+        size_t capacity = state->output_capacity ? state->output_capacity : 65536;
+        while (capacity - state->output_count < length) capacity *= 2;
+        unsigned char *grown = realloc(state->output, capacity);
+        if (!grown) png_error(png, "out of memory");
+        state->output = grown;
+        state->output_capacity = capacity;
+    }
+    memcpy(state->output + state->output_count, data, length);
+    state->output_count += length;
+}
+
+static void tessera_png_flush_memory(png_structp png) { (void)png; }
 
 #define GUARDED(state, body)                       \
     do {                                           \
@@ -86,8 +105,16 @@ tessera_png *tessera_png_writer_create(FILE *file) {
         tessera_png_destroy(state);
         return NULL;
     }
-    png_init_io(state->png, file);
+    if (file)
+        png_init_io(state->png, file);
+    else
+        png_set_write_fn(state->png, state, tessera_png_write_memory, tessera_png_flush_memory);
     return state;
+}
+
+const unsigned char *tessera_png_writer_output(tessera_png *state, size_t *count) {
+    *count = state->output_count;
+    return state->output;
 }
 
 void tessera_png_destroy(tessera_png *state) {
@@ -96,6 +123,7 @@ void tessera_png_destroy(tessera_png *state) {
         png_destroy_write_struct(&state->png, &state->info);
     else
         png_destroy_read_struct(&state->png, &state->info, NULL);
+    free(state->output);
     free(state);
 }
 

@@ -33,9 +33,13 @@ enum EncodeFlags {
         Option("level", value: "N", "PNG and TIFF deflate level, 0-9 (default 6)"),
         Option("bit-depth", value: "8|16", "PNG and TIFF bits per sample (default: the input's)"),
         Option("lossless", "WebP: lossless"),
+        Option("background", value: "RRGGBB", "colour to flatten alpha onto for JPEG (default ffffff)"),
+    ]
+
+    /// The TIFF layout options, for commands that write whole images.
+    static let tiffOptions = [
         Option("compression", value: "NAME", "TIFF: none, deflate (default), lzw, jpeg or webp"),
         Option("tile-size", value: "N", "TIFF: write tiles of N x N pixels instead of strips"),
-        Option("background", value: "RRGGBB", "colour to flatten alpha onto for JPEG (default ffffff)"),
     ]
 
     static func parse(_ arguments: Arguments) throws -> EncodeOptions {
@@ -50,6 +54,19 @@ enum EncodeFlags {
         options.compressionLevel = try arguments.integer("level", in: 0...9) ?? options.compressionLevel
         if let depth = try arguments.choice("bit-depth", from: ["8", "16"]) { options.bitDepth = Int(depth) }
         options.lossless = arguments.flag("lossless")
+        if let text = arguments.value("background") {
+            let hex = text.hasPrefix("#") ? String(text.dropFirst()) : text
+            guard hex.count == 6, let value = Int(hex, radix: 16) else {
+                throw UsageError("--background must be a colour as RRGGBB, not '\(text)'")
+            }
+            options.background = [UInt8(value >> 16), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+        }
+        return options
+    }
+
+    /// The image options and the TIFF layout options, for commands that declare both.
+    static func parseWithTIFF(_ arguments: Arguments) throws -> EncodeOptions {
+        var options = try parse(arguments)
         if let name = try arguments.choice("compression", from: EncodeOptions.TIFFCompression.allCases.map(\.rawValue)) {
             options.tiffCompression = EncodeOptions.TIFFCompression(rawValue: name)!
         }
@@ -57,13 +74,6 @@ enum EncodeFlags {
             guard tile % 16 == 0 else { throw UsageError("--tile-size must be a multiple of 16, not \(tile)") }
             options.tiled = true
             options.tileSize = tile
-        }
-        if let text = arguments.value("background") {
-            let hex = text.hasPrefix("#") ? String(text.dropFirst()) : text
-            guard hex.count == 6, let value = Int(hex, radix: 16) else {
-                throw UsageError("--background must be a colour as RRGGBB, not '\(text)'")
-            }
-            options.background = [UInt8(value >> 16), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
         }
         return options
     }

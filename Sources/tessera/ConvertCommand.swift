@@ -7,11 +7,11 @@ enum ConvertCommand: Command {
         name: "convert", usage: "convert IN OUT [options]",
         summary: "convert an image to JPEG, PNG, WebP or TIFF (by OUT's extension), streaming, optionally reduced",
         details: "The output is written under a temporary name and renamed when complete.",
-        options: ReadFlags.options + EncodeFlags.options)
+        options: ReadFlags.options + EncodeFlags.options + EncodeFlags.tiffOptions)
 
     static func run(_ arguments: Arguments) throws {
         let paths = try arguments.positionals(exactly: 2, "IN and OUT")
-        let options = try EncodeFlags.parse(arguments)
+        let options = try EncodeFlags.parseWithTIFF(arguments)
         let read = try ReadFlags.parse(arguments)
         let format = try ImageWriter.format(forPath: paths[1])
         let source = try ImageSource(path: paths[0], budget: options.budget)

@@ -8,7 +8,7 @@ enum RegionCommand: Command {
         summary: "extract a rectangle of an image, optionally reduced, decoding only what it needs",
         details: "The rectangle is in full-resolution pixels; --scale 1/N reduces it (N a whole number).",
         options: [Option("rect", value: "x,y,w,h", "the rectangle to extract, in pixels (required)")]
-            + ReadFlags.options + EncodeFlags.options)
+            + ReadFlags.options + EncodeFlags.options + EncodeFlags.tiffOptions)
 
     static func run(_ arguments: Arguments) throws {
         let paths = try arguments.positionals(exactly: 2, "IN and OUT")
@@ -17,7 +17,7 @@ enum RegionCommand: Command {
         guard numbers.count == 4, numbers[0] >= 0, numbers[1] >= 0, numbers[2] > 0, numbers[3] > 0 else {
             throw UsageError("--rect must be x,y,w,h with x, y >= 0 and w, h > 0, not '\(rectText)'")
         }
-        let options = try EncodeFlags.parse(arguments)
+        let options = try EncodeFlags.parseWithTIFF(arguments)
         let region = Rect(x: numbers[0], y: numbers[1], width: numbers[2], height: numbers[3])
         let read = try ReadFlags.parse(arguments, region: region)
         let format = try ImageWriter.format(forPath: paths[1])

@@ -43,10 +43,13 @@ struct jpeg_compress_struct *tessera_jpeg_encoder_info(tessera_jpeg_encoder *enc
 const char *tessera_jpeg_encoder_message(tessera_jpeg_encoder *encoder);
 
 /// Sets the destination and the parameters; `subsampling` is 1 for 4:4:4 and 2 for 4:2:0.
+/// With `file` NULL the output goes to memory, read with `tessera_jpeg_encoder_output` after finishing.
 int tessera_jpeg_encoder_setup(tessera_jpeg_encoder *encoder, FILE *file, JDIMENSION width, JDIMENSION height,
                                int components, int quality, int progressive, int subsampling, int optimize);
 int tessera_jpeg_write_scanlines(tessera_jpeg_encoder *encoder, JSAMPARRAY rows, JDIMENSION count);
 int tessera_jpeg_finish_compress(tessera_jpeg_encoder *encoder);
+/// The bytes written to memory; valid until the encoder is destroyed.
+const unsigned char *tessera_jpeg_encoder_output(tessera_jpeg_encoder *encoder, unsigned long *count);
 
 // MARK: - libpng
 
@@ -54,8 +57,10 @@ typedef struct tessera_png tessera_png;
 
 /// A reader over a FILE, or over bytes in memory when `file` is NULL.
 tessera_png *tessera_png_reader_create(FILE *file, const unsigned char *bytes, size_t count);
-/// A writer to a FILE.
+/// A writer to a FILE, or to memory when `file` is NULL (read with `tessera_png_writer_output`).
 tessera_png *tessera_png_writer_create(FILE *file);
+/// The bytes written to memory; valid until the writer is destroyed.
+const unsigned char *tessera_png_writer_output(tessera_png *png, size_t *count);
 void tessera_png_destroy(tessera_png *png);
 png_structp tessera_png_struct(tessera_png *png);
 png_infop tessera_png_info(tessera_png *png);

@@ -76,7 +76,7 @@ public final class FormatConvertingReader: ImageReader {
             if to.isColor {
                 store(red, out); store(green, out + 1); store(blue, out + 2)
             } else {
-                store(from.isColor ? (red * 299 + green * 587 + blue * 114 + 500) / 1000 : red, out)
+                store(from.isColor ? luma(red, green, blue) : red, out)
             }
             if to.hasAlpha { store(alpha, out + outChannels - 1) }
         }

@@ -4,6 +4,8 @@ protocol FormatEncoder: ImageEncoder {
     static func acceptedFormat(for format: PixelFormat, options: EncodeOptions) -> PixelFormat
     /// Starts writing; `target.format` is one `acceptedFormat` returned.
     init(target: EncodeTarget) throws
+    /// Encodes a whole image, in a format `acceptedFormat` returns, to bytes in memory (tiles, responses).
+    static func encode(_ image: ImageBuffer, options: EncodeOptions) throws -> [UInt8]
 }
 
 /// Writes a reader's image to a file: picks the encoder from the format (or the file's extension), converts
@@ -43,6 +45,19 @@ public enum ImageWriter {
         let accepted = type.acceptedFormat(for: pixelFormat, options: options)
         let encoder = try type.init(target: EncodeTarget(path: path, size: size, format: accepted, options: options))
         return (encoder, accepted)
+    }
+
+    /// Encodes an in-memory image (a tile, a thumbnail) to bytes, converting its pixels as the format needs.
+    public static func encode(_ image: ImageBuffer, as format: ImageFormat, options: EncodeOptions = EncodeOptions())
+        throws -> [UInt8] {
+        guard let type = encoderType(for: format) else {
+            throw TesseraError.unsupported(path: "image", feature: "writing \(format.rawValue.uppercased()) files")
+        }
+        let accepted = type.acceptedFormat(for: image.format, options: options)
+        let pixels = accepted == image.format ? image
+            : try FormatConvertingReader(source: BufferReader(image), format: accepted, background: options.background)
+                .readAll(budget: options.budget)
+        return try type.encode(pixels, options: options)
     }
 
     /// Streams every remaining row of `reader` into a new file at `path`; `progress` is told the rows done.

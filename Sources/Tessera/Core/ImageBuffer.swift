@@ -69,6 +69,12 @@ public struct Strip: Sendable {
         pixels = ImageBuffer(width: width, height: 0, format: format)
     }
 
+    /// A strip holding `pixels` as the rows starting at `y`.
+    public init(y: Int, pixels: ImageBuffer) {
+        self.y = y
+        self.pixels = pixels
+    }
+
     public var width: Int { pixels.width }
     public var height: Int { pixels.height }
     public var format: PixelFormat { pixels.format }

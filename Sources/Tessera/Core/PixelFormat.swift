@@ -35,6 +35,17 @@ public struct PixelFormat: Hashable, Sendable, Codable, CustomStringConvertible 
     /// The same channels at another bit depth.
     public func with(bitDepth: Int) -> PixelFormat { PixelFormat(channels, bitDepth: bitDepth) }
 
+    /// An opaque 8-bit pixel of this format's channels for an RGB colour (gray by Rec. 601 luma).
+    public func pixel(fromRGB rgb: [UInt8]) -> [UInt8] {
+        let gray = UInt8(luma(Int(rgb[0]), Int(rgb[1]), Int(rgb[2])))
+        switch channels {
+        case .gray: return [gray]
+        case .grayAlpha: return [gray, 255]
+        case .rgb: return Array(rgb.prefix(3))
+        case .rgba: return Array(rgb.prefix(3)) + [255]
+        }
+    }
+
     public var description: String {
         let name: String
         switch channels {
@@ -45,4 +56,9 @@ public struct PixelFormat: Hashable, Sendable, Codable, CustomStringConvertible 
         }
         return "\(name) \(bitDepth)-bit"
     }
+}
+
+/// Rec. 601 luma, the weights Pillow and libjpeg use to turn RGB into gray.
+@inline(__always) func luma(_ red: Int, _ green: Int, _ blue: Int) -> Int {
+    (red * 299 + green * 587 + blue * 114 + 500) / 1000
 }

@@ -2,11 +2,14 @@ import CCodecShims
 import CJPEG
 
 /// Encodes JPEG through libjpeg-turbo from strips of gray or RGB 8-bit rows: quality, progressive scans,
-/// 4:4:4 or 4:2:0 chroma, optimized Huffman tables. Written to a temporary file renamed on `finish()`.
+/// 4:4:4 or 4:2:0 chroma, optimized Huffman tables. Writes to a temporary file renamed on `finish()`, or to
+/// memory for tiles (`encode(_:options:)`).
 final class JPEGEncoder: FormatEncoder {
     private let encoder: OpaquePointer
-    private let file: AtomicFile
-    private let target: EncodeTarget
+    private let file: AtomicFile?
+    private let name: String
+    private let size: Size
+    private let format: PixelFormat
     private var rowPointers: [UnsafeMutablePointer<UInt8>?] = []
     private var rowsWritten = 0
 
@@ -14,30 +17,41 @@ final class JPEGEncoder: FormatEncoder {
         format.isColor ? .rgb8 : .gray8
     }
 
-    init(target: EncodeTarget) throws {
-        let size = target.size, options = target.options
+    convenience init(target: EncodeTarget) throws {
+        try self.init(size: target.size, format: target.format, options: target.options, name: target.path,
+                      file: AtomicFile(path: target.path))
+    }
+
+    static func encode(_ image: ImageBuffer, options: EncodeOptions) throws -> [UInt8] {
+        let encoder = try JPEGEncoder(size: image.size, format: image.format, options: options, name: "tile", file: nil)
+        try encoder.write(Strip(y: 0, pixels: image))
+        try encoder.complete()
+        var count: UInt = 0
+        let bytes = tessera_jpeg_encoder_output(encoder.encoder, &count)
+        return Array(UnsafeBufferPointer(start: bytes, count: Int(count)))
+    }
+
+    /// `file` nil encodes to memory.
+    private init(size: Size, format: PixelFormat, options: EncodeOptions, name: String, file: AtomicFile?) throws {
         guard size.width > 0, size.height > 0, size.width <= 65_500, size.height <= 65_500 else {
-            throw TesseraError.invalidArgument("\(target.path): JPEG images are at most 65,500 pixels a side, not \(size)")
+            throw TesseraError.invalidArgument("\(name): JPEG images are at most 65,500 pixels a side, not \(size)")
         }
         if options.progressive || options.optimizeHuffman {
             // Both make libjpeg buffer the whole image's coefficients: 2 bytes per sample, chroma subsampled.
-            let samplesPerPixel = target.format.isColor ? (options.subsampling == .s444 ? 3.0 : 1.5) : 1.0
+            let samplesPerPixel = format.isColor ? (options.subsampling == .s444 ? 3.0 : 1.5) : 1.0
             try options.budget.check(Int(Double(size.area) * samplesPerPixel * 2),
-                                     for: "encoding a progressive or optimized JPEG", path: target.path)
+                                     for: "encoding a progressive or optimized JPEG", path: name)
         }
         guard let encoder = tessera_jpeg_encoder_create() else {
-            throw TesseraError.io(path: target.path, detail: "cannot create a JPEG encoder")
+            throw TesseraError.io(path: name, detail: "cannot create a JPEG encoder")
         }
         self.encoder = encoder
-        self.target = target
-        do {
-            file = try AtomicFile(path: target.path)
-        } catch {
-            tessera_jpeg_encoder_destroy(encoder)
-            throw error
-        }
+        self.file = file
+        self.name = name
+        self.size = size
+        self.format = format
         let status = tessera_jpeg_encoder_setup(
-            encoder, file.handle, JDIMENSION(size.width), JDIMENSION(size.height), Int32(target.format.channelCount),
+            encoder, file?.handle, JDIMENSION(size.width), JDIMENSION(size.height), Int32(format.channelCount),
             Int32(min(100, max(1, options.quality))), options.progressive ? 1 : 0,
             options.subsampling == .s444 ? 1 : 2, options.optimizeHuffman ? 1 : 0)
         try check(status)
@@ -46,7 +60,7 @@ final class JPEGEncoder: FormatEncoder {
     deinit { tessera_jpeg_encoder_destroy(encoder) }
 
     func write(_ strip: Strip) throws {
-        precondition(strip.format == target.format && strip.width == target.size.width, "strip does not match the encoder")
+        precondition(strip.format == format && strip.width == size.width, "strip does not match the encoder")
         rowPointers.removeAll(keepingCapacity: true)
         let stride = strip.pixels.bytesPerRow
         try strip.pixels.bytes.withUnsafeBytes { raw in
@@ -63,15 +77,19 @@ final class JPEGEncoder: FormatEncoder {
     }
 
     func finish() throws {
-        guard rowsWritten == target.size.height else {
-            throw TesseraError.invalidArgument("\(target.path): \(rowsWritten) of \(target.size.height) rows written")
+        try complete()
+        try file?.commit()
+    }
+
+    private func complete() throws {
+        guard rowsWritten == size.height else {
+            throw TesseraError.invalidArgument("\(name): \(rowsWritten) of \(size.height) rows written")
         }
         try check(tessera_jpeg_finish_compress(encoder))
-        try file.commit()
     }
 
     private func check(_ status: Int32) throws {
         guard status == 0 else { return }
-        throw TesseraError.io(path: target.path, detail: String(cString: tessera_jpeg_encoder_message(encoder)))
+        throw TesseraError.io(path: name, detail: String(cString: tessera_jpeg_encoder_message(encoder)))
     }
 }

@@ -2,10 +2,13 @@ import CCodecShims
 import CPNG
 
 /// Encodes PNG through libpng from strips: gray, gray+alpha, RGB or RGBA at 8 or 16 bits, deflate level 0-9.
+/// Writes to a temporary file renamed on `finish()`, or to memory for tiles (`encode(_:options:)`).
 final class PNGEncoder: FormatEncoder {
     private let png: OpaquePointer
-    private let file: AtomicFile
-    private let target: EncodeTarget
+    private let file: AtomicFile?
+    private let name: String
+    private let size: Size
+    private let format: PixelFormat
     private var rowPointers: [UnsafeMutablePointer<UInt8>?] = []
     private var rowsWritten = 0
 
@@ -13,33 +16,49 @@ final class PNGEncoder: FormatEncoder {
         format.with(bitDepth: options.bitDepth ?? format.bitDepth)
     }
 
-    init(target: EncodeTarget) throws {
-        guard target.size.width > 0, target.size.height > 0,
-              target.size.width < Int(Int32.max), target.size.height < Int(Int32.max) else {
-            throw TesseraError.invalidArgument("\(target.path): cannot write a \(target.size) PNG")
+    convenience init(target: EncodeTarget) throws {
+        try self.init(size: target.size, format: target.format, options: target.options, name: target.path,
+                      file: AtomicFile(path: target.path))
+    }
+
+    static func encode(_ image: ImageBuffer, options: EncodeOptions) throws -> [UInt8] {
+        let encoder = try PNGEncoder(size: image.size, format: image.format, options: options, name: "tile", file: nil)
+        try encoder.write(Strip(y: 0, pixels: image))
+        try encoder.complete()
+        var count = 0
+        let bytes = tessera_png_writer_output(encoder.png, &count)
+        return Array(UnsafeBufferPointer(start: bytes, count: count))
+    }
+
+    /// `file` nil encodes to memory.
+    private init(size: Size, format: PixelFormat, options: EncodeOptions, name: String, file: AtomicFile?) throws {
+        guard size.width > 0, size.height > 0, size.width < Int(Int32.max), size.height < Int(Int32.max) else {
+            throw TesseraError.invalidArgument("\(name): cannot write a \(size) PNG")
         }
-        self.target = target
-        file = try AtomicFile(path: target.path)
-        guard let png = tessera_png_writer_create(file.handle) else {
-            throw TesseraError.io(path: target.path, detail: "cannot create a PNG encoder")
+        guard let png = tessera_png_writer_create(file?.handle) else {
+            throw TesseraError.io(path: name, detail: "cannot create a PNG encoder")
         }
         self.png = png
+        self.file = file
+        self.name = name
+        self.size = size
+        self.format = format
         let colorType: Int32
-        switch target.format.channels {
+        switch format.channels {
         case .gray: colorType = PNG_COLOR_TYPE_GRAY
         case .grayAlpha: colorType = PNG_COLOR_TYPE_GRAY_ALPHA
         case .rgb: colorType = PNG_COLOR_TYPE_RGB
         case .rgba: colorType = PNG_COLOR_TYPE_RGB_ALPHA
         }
-        try check(tessera_png_write_header(png, png_uint_32(target.size.width), png_uint_32(target.size.height),
-                                           Int32(target.format.bitDepth), colorType,
-                                           Int32(min(9, max(0, target.options.compressionLevel)))))
+        try check(tessera_png_write_header(png, png_uint_32(size.width), png_uint_32(size.height),
+                                           Int32(format.bitDepth), colorType,
+                                           Int32(min(9, max(0, options.compressionLevel)))))
     }
 
     deinit { tessera_png_destroy(png) }
 
     func write(_ strip: Strip) throws {
-        precondition(strip.format == target.format && strip.width == target.size.width, "strip does not match the encoder")
+        precondition(strip.format == format && strip.width == size.width, "strip does not match the encoder")
         rowPointers.removeAll(keepingCapacity: true)
         let stride = strip.pixels.bytesPerRow
         try strip.pixels.bytes.withUnsafeBytes { raw in
@@ -56,15 +75,19 @@ final class PNGEncoder: FormatEncoder {
     }
 
     func finish() throws {
-        guard rowsWritten == target.size.height else {
-            throw TesseraError.invalidArgument("\(target.path): \(rowsWritten) of \(target.size.height) rows written")
+        try complete()
+        try file?.commit()
+    }
+
+    private func complete() throws {
+        guard rowsWritten == size.height else {
+            throw TesseraError.invalidArgument("\(name): \(rowsWritten) of \(size.height) rows written")
         }
         try check(tessera_png_write_end(png))
-        try file.commit()
     }
 
     private func check(_ status: Int32) throws {
         guard status == 0 else { return }
-        throw TesseraError.io(path: target.path, detail: String(cString: tessera_png_message(png)))
+        throw TesseraError.io(path: name, detail: String(cString: tessera_png_message(png)))
     }
 }
