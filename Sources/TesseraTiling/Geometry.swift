@@ -52,7 +52,8 @@ public struct Size2D: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "\(width)x\(height)" }
 }
 
-/// An axis-aligned rectangle in points (Double): origin at the top left, width and height never negative.
+/// An axis-aligned rectangle in points (Double), or in pixels where the API using it says so: origin at the top
+/// left, width and height never negative.
 public struct Rect2D: Hashable, Sendable, CustomStringConvertible {
     /// The top-left corner, in points.
     public var origin: Point2D
