@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A tile held by a `TileCache`: its payload, what it costs and when it arrived.
 public struct CachedTile<Tile: Sendable>: Sendable {
     /// The tile's pixels, in whatever form the provider made them.
@@ -14,7 +12,7 @@ public struct CachedTile<Tile: Sendable>: Sendable {
 /// (the visible ones) are never evicted, so the screen never loses what it shows even when that exceeds the budget.
 ///
 /// Thread-safe: tiles arrive from background tasks while the drawing code reads, so all state sits behind one
-/// `Mutex`.
+/// `Mutex` (wrapped in `Locked` so ThreadSanitizer can check it).
 public final class TileCache<Tile: Sendable>: Sendable {
     /// What the cache has done since it was made.
     public struct Statistics: Hashable, Sendable {
@@ -54,7 +52,7 @@ public final class TileCache<Tile: Sendable>: Sendable {
 
     /// The most bytes the unpinned tiles may bring the cache to.
     public let byteBudget: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Makes an empty cache that holds up to `byteBudget` bytes (more only while pinned tiles need it).
     public init(byteBudget: Int) {

@@ -1,10 +1,9 @@
-import Synchronization
 import Testing
 @testable import TesseraTiling
 
 /// A latch tests open by hand: `wait()` suspends until `open()`, and passes straight through afterwards.
 final class Gate: Sendable {
-    private let state = Mutex<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let state = Locked<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     func wait() async {
         await withCheckedContinuation { continuation in
@@ -33,7 +32,7 @@ final class RecordingProvider: TileProvider {
 
     let gate = Gate()
     let failing: Set<TileKey>
-    private let started = Mutex<[TileKey]>([])
+    private let started = Locked<[TileKey]>([])
     private let startSignals: AsyncStream<TileKey>.Continuation
     let startStream: AsyncStream<TileKey>
 
