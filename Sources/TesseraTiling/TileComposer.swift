@@ -51,7 +51,7 @@ public struct TileComposer: Hashable, Sendable {
         let depth = level.level - levels.lowerBound
         guard depth > 0 else { return nil }
         for up in 1...depth {
-            let key = TileKey(level: level.level - up, column: planned.key.column >> up, row: planned.key.row >> up)
+            let key = planned.key.ancestor(levelsUp: up)
             guard let cached = cache.peek(key) else { continue }
             let coarse = LevelOfDetail(level: key.level, configuration: layout.configuration, contentSize: layout.contentSize)
             let origin = coarse.rect(column: key.column, row: key.row).origin
@@ -75,15 +75,11 @@ public struct TileComposer: Hashable, Sendable {
         guard level.level < levels.upperBound else { return [] }
         let fine = LevelOfDetail(level: level.level + 1, configuration: layout.configuration, contentSize: layout.contentSize)
         var commands: [TileDrawCommand<Tile>] = []
-        for row in (2 * planned.key.row)...(2 * planned.key.row + 1) {
-            for column in (2 * planned.key.column)...(2 * planned.key.column + 1) {
-                let key = TileKey(level: fine.level, column: column, row: row)
-                guard fine.contains(key) else { continue }
-                guard let cached = cache.peek(key) else { return [] }
-                commands.append(whole(
-                    cached, key: key, pixels: fine.pixelSize(column: column, row: row),
-                    rect: fine.rect(column: column, row: row), alpha: fade(cached, now: now), role: .finerPlaceholder))
-            }
+        for key in planned.key.children where fine.contains(key) {
+            guard let cached = cache.peek(key) else { return [] }
+            commands.append(whole(
+                cached, key: key, pixels: fine.pixelSize(column: key.column, row: key.row),
+                rect: fine.rect(column: key.column, row: key.row), alpha: fade(cached, now: now), role: .finerPlaceholder))
         }
         return commands
     }
