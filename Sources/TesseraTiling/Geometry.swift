@@ -14,6 +14,7 @@ public struct PixelSize: Hashable, Sendable, CustomStringConvertible {
         self.height = height
     }
 
+    /// "WxH", for messages.
     public var description: String { "\(width)x\(height)" }
 }
 
@@ -33,6 +34,7 @@ public struct Point2D: Hashable, Sendable, CustomStringConvertible {
     /// The origin, (0, 0).
     public static let zero = Point2D(x: 0, y: 0)
 
+    /// "(x, y)", for messages.
     public var description: String { "(\(x), \(y))" }
 }
 
@@ -49,6 +51,7 @@ public struct Size2D: Hashable, Sendable, CustomStringConvertible {
         self.height = height
     }
 
+    /// "WxH", for messages.
     public var description: String { "\(width)x\(height)" }
 }
 
@@ -87,5 +90,6 @@ public struct Rect2D: Hashable, Sendable, CustomStringConvertible {
         return Rect2D(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
     }
 
+    /// "(x, y, WxH)", for messages.
     public var description: String { "(\(minX), \(minY), \(size.width)x\(size.height))" }
 }

@@ -76,6 +76,7 @@ public struct LevelOfDetail: Hashable, Sendable, CustomStringConvertible {
         return (columns, rows)
     }
 
+    /// "level j at s px/pt", for messages.
     public var description: String { "level \(level) at \(pixelsPerPoint) px/pt" }
 
     /// The tile indices meeting the half-open span [`start`, `end`) of points along one axis. Working in pixels

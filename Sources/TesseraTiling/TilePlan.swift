@@ -14,6 +14,7 @@ public struct PlannedTile: Hashable, Sendable, CustomStringConvertible {
         self.pixelSize = pixelSize
     }
 
+    /// The key and its rect, for messages.
     public var description: String { "\(key) \(rect)" }
 }
 

@@ -21,10 +21,12 @@ public struct TilePriority: Hashable, Sendable, Comparable, CustomStringConverti
         self.order = order
     }
 
+    /// Whether `a` is served before `b`: visible before prefetch, then the lower order.
     public static func < (a: TilePriority, b: TilePriority) -> Bool {
         (a.purpose.rawValue, a.order) < (b.purpose.rawValue, b.order)
     }
 
+    /// "purpose #order", for messages.
     public var description: String { "\(purpose) #\(order)" }
 }
 
