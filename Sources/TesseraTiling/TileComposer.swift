@@ -53,7 +53,7 @@ public struct TileComposer: Hashable, Sendable {
         for up in 1...depth {
             let key = planned.key.ancestor(levelsUp: up)
             guard let cached = cache.peek(key) else { continue }
-            let coarse = LevelOfDetail(level: key.level, configuration: layout.configuration, contentSize: layout.contentSize)
+            let coarse = layout.level(key.level)
             let origin = coarse.rect(column: key.column, row: key.row).origin
             let scale = coarse.pixelsPerPoint
             let source = Rect2D(
@@ -73,7 +73,7 @@ public struct TileComposer: Hashable, Sendable {
         of planned: PlannedTile, in level: LevelOfDetail, levels: ClosedRange<Int>, cache: TileCache<Tile>, now: Double
     ) -> [TileDrawCommand<Tile>] {
         guard level.level < levels.upperBound else { return [] }
-        let fine = LevelOfDetail(level: level.level + 1, configuration: layout.configuration, contentSize: layout.contentSize)
+        let fine = layout.level(level.level + 1)
         var commands: [TileDrawCommand<Tile>] = []
         for key in planned.key.children where fine.contains(key) {
             guard let cached = cache.peek(key) else { return [] }

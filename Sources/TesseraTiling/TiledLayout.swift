@@ -12,6 +12,11 @@ public struct TiledLayout: Hashable, Sendable {
         self.contentSize = contentSize
     }
 
+    /// Level `level` of this layout (whether or not the configuration makes it available).
+    public func level(_ level: Int) -> LevelOfDetail {
+        LevelOfDetail(level: level, configuration: configuration, contentSize: contentSize)
+    }
+
     /// The plan for a frame showing `viewport`.
     public func plan(for viewport: ScrollViewport) -> TilePlan {
         plan(visibleRect: viewport.visibleRect, zoomScale: viewport.zoomScale)
