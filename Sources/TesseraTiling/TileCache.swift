@@ -80,8 +80,9 @@ public final class TileCache<Tile: Sendable>: Sendable {
         }
     }
 
-    /// The tile for `key`, marked as just used, without counting a hit or a miss: for probing placeholders.
-    public func peek(_ key: TileKey) -> CachedTile<Tile>? {
+    /// The tile for `key`, marked as just used, without counting a hit or a miss: for looking for placeholders,
+    /// whose absence is no miss.
+    public func probe(_ key: TileKey) -> CachedTile<Tile>? {
         state.withLock { $0.tiles.use(key) }
     }
 

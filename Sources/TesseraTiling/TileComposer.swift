@@ -15,7 +15,7 @@ public struct TileComposer: Hashable, Sendable {
     }
 
     /// The draw list for `plan` at time `now` (seconds), from the tiles in `cache`. Looking up a visible tile
-    /// counts as a cache hit or miss; probing for placeholders does not.
+    /// counts as a cache hit or miss; looking for placeholders does not.
     public func drawList<Tile>(for plan: TilePlan, cache: TileCache<Tile>, now: Double) -> [TileDrawCommand<Tile>] {
         guard let level = plan.level,
             let levels = layout.configuration.levelRange(for: layout.contentSize)
@@ -52,7 +52,7 @@ public struct TileComposer: Hashable, Sendable {
         guard depth > 0 else { return nil }
         for up in 1...depth {
             let key = planned.key.ancestor(levelsUp: up)
-            guard let cached = cache.peek(key) else { continue }
+            guard let cached = cache.probe(key) else { continue }
             let coarse = layout.level(key.level)
             let origin = coarse.rect(column: key.column, row: key.row).origin
             let scale = coarse.pixelsPerPoint
@@ -76,7 +76,7 @@ public struct TileComposer: Hashable, Sendable {
         let fine = layout.level(level.level + 1)
         var commands: [TileDrawCommand<Tile>] = []
         for key in planned.key.children where fine.contains(key) {
-            guard let cached = cache.peek(key) else { return [] }
+            guard let cached = cache.probe(key) else { return [] }
             commands.append(whole(
                 cached, key: key, pixels: fine.pixelSize(column: key.column, row: key.row),
                 rect: fine.rect(column: key.column, row: key.row), alpha: fade(cached, now: now), role: .finerPlaceholder))

@@ -91,8 +91,8 @@ private func makeScheduler(
     await scheduler.waitUntilIdle()
     #expect(provider.startOrder == [0, 4, 5, 2, 3, 1].map { key($0) })
     #expect(await scheduler.statistics.completed == 6)
-    #expect(scheduler.cache.peek(key(2))?.tile == "0/2_0")
-    #expect(scheduler.cache.peek(key(2))?.arrivalTime == 42)
+    #expect(scheduler.cache.probe(key(2))?.tile == "0/2_0")
+    #expect(scheduler.cache.probe(key(2))?.arrivalTime == 42)
 }
 
 @Test func tilesThatLeaveThePlanBeforeStartingAreCancelled() async {
