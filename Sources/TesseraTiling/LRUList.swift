@@ -1,0 +1,104 @@
+/// Values keyed by tile, in order of use, with O(1) lookup, insertion, removal and move-to-front.
+///
+/// A doubly linked list threaded through an array by index (freed slots are reused), so that touching a tile
+/// allocates nothing; the `TileCache` keeps one behind its lock.
+struct LRUList<Value> {
+    private struct Slot {
+        var key: TileKey
+        var value: Value?
+        var newer: Int?
+        var older: Int?
+    }
+
+    private var slots: [Slot] = []
+    private var freeSlots: [Int] = []
+    private var indexByKey: [TileKey: Int] = [:]
+    private var newest: Int?
+    private var oldest: Int?
+
+    /// How many values are held.
+    var count: Int { indexByKey.count }
+
+    /// The value for `key`, without changing the order.
+    func peek(_ key: TileKey) -> Value? {
+        indexByKey[key].flatMap { slots[$0].value }
+    }
+
+    /// The value for `key`, made the most recently used.
+    mutating func use(_ key: TileKey) -> Value? {
+        guard let index = indexByKey[key] else { return nil }
+        unlink(index)
+        pushNewest(index)
+        return slots[index].value
+    }
+
+    /// Stores `value` for `key` as the most recently used; returns the value it replaced.
+    @discardableResult
+    mutating func set(_ value: Value, for key: TileKey) -> Value? {
+        if let index = indexByKey[key] {
+            let old = slots[index].value
+            slots[index].value = value
+            unlink(index)
+            pushNewest(index)
+            return old
+        }
+        let slot = Slot(key: key, value: value, newer: nil, older: nil)
+        let index: Int
+        if let reused = freeSlots.popLast() {
+            slots[reused] = slot
+            index = reused
+        } else {
+            slots.append(slot)
+            index = slots.count - 1
+        }
+        indexByKey[key] = index
+        pushNewest(index)
+        return nil
+    }
+
+    /// Removes the value for `key` and returns it.
+    @discardableResult
+    mutating func remove(_ key: TileKey) -> Value? {
+        guard let index = indexByKey.removeValue(forKey: key) else { return nil }
+        unlink(index)
+        let old = slots[index].value
+        slots[index].value = nil
+        freeSlots.append(index)
+        return old
+    }
+
+    /// Removes everything.
+    mutating func removeAll() {
+        self = LRUList()
+    }
+
+    /// Removes values from the least recently used on, passing over the keys in `kept`, while `shouldEvict` says
+    /// more must go; calls `evicted` with each one removed.
+    mutating func evictOldest(
+        keeping kept: Set<TileKey>, while shouldEvict: () -> Bool, evicted: (TileKey, Value) -> Void
+    ) {
+        var cursor = oldest
+        while let index = cursor, shouldEvict() {
+            cursor = slots[index].newer
+            let key = slots[index].key
+            if !kept.contains(key), let value = remove(key) {
+                evicted(key, value)
+            }
+        }
+    }
+
+    private mutating func unlink(_ index: Int) {
+        let (newer, older) = (slots[index].newer, slots[index].older)
+        if let newer { slots[newer].older = older } else { newest = older }
+        if let older { slots[older].newer = newer } else { oldest = newer }
+        slots[index].newer = nil
+        slots[index].older = nil
+    }
+
+    private mutating func pushNewest(_ index: Int) {
+        slots[index].older = newest
+        slots[index].newer = nil
+        if let newest { slots[newest].newer = index } else { oldest = index }
+        newest = index
+    }
+}

@@ -1,0 +1,27 @@
+/// The zoom range of a scroll view showing an image, as Apple's PhotoScroller sets it (DESIGN.md section 2):
+/// the minimum fits the whole image in the view; the maximum is one power of two past 1:1,
+/// `2^(ceil(log2(1 / imageScale)) + 1)` with `imageScale = viewWidth / imageWidth`.
+///
+/// Zoom scales are screen points per content point.
+public struct ZoomLimits: Hashable, Sendable {
+    /// The smallest zoom: the whole content fits in the view.
+    public let minimum: Double
+    /// The largest zoom, never below `minimum`.
+    public let maximum: Double
+
+    /// The limits for content of `contentSize` points in a view of `viewSize` points.
+    public init(contentSize: PixelSize, viewSize: Size2D) {
+        precondition(contentSize.width > 0 && contentSize.height > 0, "content must not be empty, got \(contentSize)")
+        precondition(viewSize.width > 0 && viewSize.height > 0, "view must not be empty, got \(viewSize)")
+        let fit = min(viewSize.width / Double(contentSize.width), viewSize.height / Double(contentSize.height))
+        let imageScale = viewSize.width / Double(contentSize.width)
+        let maximum = PowerOfTwo.value(PowerOfTwo.ceilLog2(1 / imageScale) + 1)
+        self.minimum = fit
+        self.maximum = max(fit, maximum)
+    }
+
+    /// `zoomScale` clamped to the limits.
+    public func clamp(_ zoomScale: Double) -> Double {
+        min(max(zoomScale, minimum), maximum)
+    }
+}
