@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "Tessera", targets: ["Tessera"]),
         .library(name: "TesseraTiling", targets: ["TesseraTiling"]),
+        .library(name: "TesseraServer", targets: ["TesseraServer"]),
         .executable(name: "tessera", targets: ["tessera"]),
     ],
     targets: [
@@ -16,6 +17,7 @@ let package = Package(
         .systemLibrary(name: "CTIFF", path: "Sources/CTIFF"),
         .systemLibrary(name: "CWebP", path: "Sources/CWebP"),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
+        .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD"),
         // The few C shims the libraries need: setjmp/longjmp error recovery for libjpeg and libpng,
         // per-handle error capture for libtiff.
         .target(
@@ -31,10 +33,15 @@ let package = Package(
             name: "Tessera",
             dependencies: ["CJPEG", "CPNG", "CTIFF", "CWebP", "CZlib", "CCodecShims"]
         ),
-        .executableTarget(name: "tessera", dependencies: ["Tessera"]),
+        // libmicrohttpd's varargs start function, which Swift cannot call.
+        .target(name: "CServerShims", dependencies: ["CMicroHTTPD"], linkerSettings: [.linkedLibrary("microhttpd")]),
+        // The IIIF Image API server over libmicrohttpd.
+        .target(name: "TesseraServer", dependencies: ["Tessera", "CMicroHTTPD", "CServerShims"]),
+        .executableTarget(name: "tessera", dependencies: ["Tessera", "TesseraServer"]),
 
         .testTarget(name: "TesseraTests", dependencies: ["Tessera"]),
         .testTarget(name: "TesseraTilingTests", dependencies: ["TesseraTiling"]),
+        .testTarget(name: "TesseraServerTests", dependencies: ["TesseraServer"]),
     ],
     swiftLanguageModes: [.v6]
 )

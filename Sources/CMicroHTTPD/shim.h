@@ -1,0 +1,6 @@
+#include <sys/types.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <stdint.h>
+#include <stdarg.h>
+#include <microhttpd.h>

@@ -1,0 +1,20 @@
+// libmicrohttpd's start and info functions take C varargs, which Swift cannot pass; these shims do.
+#ifndef TESSERA_SERVER_SHIMS_H
+#define TESSERA_SERVER_SHIMS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+
+/// Starts a daemon on `address:port` (IPv4, network byte order not needed: host order) with an internal pool of
+/// `threads` polling threads and keep-alive; URLs reach `handler` undecoded so percent-encoded slashes in
+/// identifiers survive. Returns NULL if the port cannot be bound.
+struct MHD_Daemon *tessera_http_start(const char *address, uint16_t port, unsigned int threads,
+                                      MHD_AccessHandlerCallback handler, void *context);
+
+/// The port the daemon listens on (useful after asking for port 0).
+uint16_t tessera_http_port(struct MHD_Daemon *daemon);
+
+#endif

@@ -1,0 +1,119 @@
+import CMicroHTTPD
+import CServerShims
+import Foundation
+import Synchronization
+
+/// An HTTP request as the handler sees it: the method, the path exactly as sent (still percent-encoded), and
+/// the headers the server uses.
+public struct HTTPRequest: Sendable {
+    public let method: String
+    /// The path without the query, percent-encoding intact.
+    public let path: String
+    /// Header values by lower-case name (only those `HTTPServer.headerNames` lists).
+    public let headers: [String: String]
+
+    public init(method: String, path: String, headers: [String: String] = [:]) {
+        self.method = method
+        self.path = path
+        self.headers = headers
+    }
+}
+
+/// An HTTP response: status, headers in order, and the body bytes (left out for HEAD by libmicrohttpd).
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A short plain-text response, for errors.
+    public static func text(_ status: Int, _ message: String) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")],
+                     body: Array((message + "\n").utf8))
+    }
+}
+
+/// An HTTP/1.1 server on libmicrohttpd: a pool of polling threads, keep-alive, HEAD handled by the library.
+/// Every request goes to one handler, called concurrently from the pool's threads.
+public final class HTTPServer: Sendable {
+    public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+
+    /// The request headers copied into `HTTPRequest.headers`.
+    static let headerNames = ["host", "if-none-match", "if-modified-since", "accept", "origin", "x-forwarded-proto"]
+
+    private let handler: Handler
+    private let daemon = Mutex<Daemon?>(nil)
+
+    /// libmicrohttpd's daemon handle; the library is thread-safe, and the handle is only used under the mutex.
+    private struct Daemon: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
+
+    public init(handler: @escaping Handler) {
+        self.handler = handler
+    }
+
+    deinit { stop() }
+
+    /// Starts listening on `address:port` (port 0 picks a free one; see `port`) with `threads` polling threads.
+    public func start(address: String = "127.0.0.1", port: UInt16, threads: Int) throws {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        guard let started = tessera_http_start(address, port, UInt32(max(1, threads)), HTTPServer.callback, context)
+        else {
+            throw TesseraServerError.cannotListen(address: address, port: Int(port))
+        }
+        daemon.withLock { $0 = Daemon(pointer: started) }
+    }
+
+    /// The port the server listens on, or nil when stopped.
+    public var port: Int? {
+        daemon.withLock { daemon in
+            guard let daemon else { return nil }
+            return Int(tessera_http_port(daemon.pointer))
+        }
+    }
+
+    /// Stops accepting connections and waits for the threads to finish their requests.
+    public func stop() {
+        daemon.withLock { daemon in
+            if let running = daemon { MHD_stop_daemon(running.pointer) }
+            daemon = nil
+        }
+    }
+
+    private static let callback: MHD_AccessHandlerCallback = { context, connection, url, method, _, _, _, _ in
+        guard let context, let connection, let url, let method else { return .NO }
+        let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+        var headers: [String: String] = [:]
+        for name in headerNames {
+            if let value = MHD_lookup_connection_value(connection, .HEADER_KIND, name) {
+                headers[name] = String(cString: value)
+            }
+        }
+        let request = HTTPRequest(method: String(cString: method), path: String(cString: url), headers: headers)
+        let response = server.handler(request)
+        return response.body.withUnsafeBytes { body -> MHD_Result in
+            guard let reply = MHD_create_response_from_buffer(body.count, UnsafeMutableRawPointer(mutating: body.baseAddress),
+                                                               .RESPMEM_MUST_COPY) else { return .NO }
+            defer { MHD_destroy_response(reply) }
+            for (name, value) in response.headers { MHD_add_response_header(reply, name, value) }
+            return MHD_queue_response(connection, UInt32(response.status), reply)
+        }
+    }
+}
+
+/// Failures of the server itself (not of a request).
+public enum TesseraServerError: Error, CustomStringConvertible, Equatable {
+    case cannotListen(address: String, port: Int)
+
+    public var description: String {
+        switch self {
+        case let .cannotListen(address, port): return "cannot listen on \(address):\(port) (in use, or not allowed)"
+        }
+    }
+}
