@@ -29,7 +29,9 @@ run: build $(SAMPLE)
 	$(TESSERA) info $(SAMPLE)
 	$(TESSERA) region $(SAMPLE) sample/middle.png --rect 4500,4500,1024,1024 --stats
 	$(TESSERA) convert $(SAMPLE) sample/overview.jpg --scale 1/8 --stats
-	@echo "wrote sample/middle.png (a 1024x1024 region) and sample/overview.jpg (the whole image at 1/8)"
+	$(TESSERA) tile $(SAMPLE) sample/pyramid --stats
+	@echo "wrote sample/middle.png (a 1024x1024 region), sample/overview.jpg (the whole image at 1/8)"
+	@echo "and sample/pyramid.dzi with sample/pyramid_files/ (a Deep Zoom pyramid)"
 
 clean:
 	rm -rf .build sample
