@@ -43,7 +43,8 @@ public struct ImageCatalog: Sendable {
         return resolved
     }
 
-    /// Every servable image's identifier, sorted, for the index page; hidden files and folders are skipped.
+    /// Every servable image's identifier, sorted, for the index page; hidden files and folders, and links that lead
+    /// out of the root, are skipped.
     public func identifiers(limit: Int = 10_000) -> [String] {
         if let singleFile { return [singleFile] }
         guard let walker = FileManager.default.enumerator(atPath: root) else { return [] }
@@ -54,9 +55,9 @@ public struct ImageCatalog: Sendable {
                 walker.skipDescendants()
                 continue
             }
-            if ["jpg", "jpeg", "png", "tif", "tiff", "webp", "bmp", "gif"].contains((name as NSString).pathExtension.lowercased()) {
-                found.append(relative)
-            }
+            let isImage = ["jpg", "jpeg", "png", "tif", "tiff", "webp", "bmp", "gif"]
+                .contains((name as NSString).pathExtension.lowercased())
+            if isImage && file(for: relative) != nil { found.append(relative) }
         }
         return found.sorted()
     }

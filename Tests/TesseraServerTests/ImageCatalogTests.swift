@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+@testable import TesseraServer
+
+@Suite final class ImageCatalogTests {
+    let root: String
+    let outside: String
+
+    init() throws {
+        let base = NSTemporaryDirectory() + "tessera-catalog-\(UUID().uuidString)"
+        root = base + "/root"
+        outside = base + "/outside"
+        let files = FileManager.default
+        try files.createDirectory(atPath: root + "/maps", withIntermediateDirectories: true)
+        try files.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        for path in [root + "/a.jpg", root + "/maps/b.png", outside + "/secret.jpg"] {
+            files.createFile(atPath: path, contents: Data([1]))
+        }
+        try files.createSymbolicLink(atPath: root + "/escape.jpg", withDestinationPath: outside + "/secret.jpg")
+        try files.createSymbolicLink(atPath: root + "/door", withDestinationPath: outside)
+        try files.createSymbolicLink(atPath: root + "/inside.jpg", withDestinationPath: root + "/a.jpg")
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: (root as NSString).deletingLastPathComponent) }
+
+    @Test func identifiersInsideTheRootResolve() throws {
+        let catalog = try ImageCatalog(path: root)
+        #expect(catalog.file(for: "a.jpg")?.hasSuffix("/root/a.jpg") == true)
+        #expect(catalog.file(for: "maps/b.png")?.hasSuffix("/root/maps/b.png") == true)
+        #expect(catalog.file(for: "inside.jpg")?.hasSuffix("/root/a.jpg") == true)
+        #expect(catalog.identifiers() == ["a.jpg", "inside.jpg", "maps/b.png"])
+    }
+
+    @Test func nothingOutsideTheRootIsEverServed() throws {
+        let catalog = try ImageCatalog(path: root)
+        for identifier in ["../outside/secret.jpg", "maps/../../outside/secret.jpg", outside + "/secret.jpg",
+                           "escape.jpg", "door/secret.jpg", "a.jpg\0.png", "", ".", "maps", "maps//b.png",
+                           String(repeating: "a/", count: 600) + "a.jpg", "missing.jpg"] {
+            #expect(catalog.file(for: identifier) == nil, "\(identifier.prefix(40))")
+        }
+    }
+
+    @Test func aSingleFileCatalogServesOnlyThatFile() throws {
+        let catalog = try ImageCatalog(path: root + "/maps/b.png")
+        #expect(catalog.file(for: "b.png") != nil)
+        #expect(catalog.file(for: "../a.jpg") == nil)
+        #expect(catalog.identifiers() == ["b.png"])
+    }
+}
