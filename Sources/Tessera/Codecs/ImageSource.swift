@@ -56,6 +56,7 @@ public final class ImageSource: Sendable {
     static func decoder(for format: ImageFormat) -> (any ImageDecoder.Type)? {
         switch format {
         case .bmp: return BMPDecoder.self
+        case .gif: return GIFDecoder.self
         default: return nil
         }
     }
