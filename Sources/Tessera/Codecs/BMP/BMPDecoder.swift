@@ -162,10 +162,9 @@ final class BMPDecoder: ImageDecoder {
                 throw truncated(after: y)
             }
             if count > 0 {
-                for index in 0..<Int(min(Int(count), max(0, width - x))) {
+                for index in 0..<min(Int(count), max(0, width - x)) {
                     put(isRLE4 ? (index % 2 == 0 ? code >> 4 : code & 0x0F) : code)
                 }
-                x = min(width, x + Int(count))
                 continue
             }
             switch code {

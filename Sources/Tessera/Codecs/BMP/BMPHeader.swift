@@ -116,7 +116,7 @@ struct BMPHeader {
         }
 
         // Compression 3 and 4 mean Huffman 1D and RLE24 in OS/2 2.x headers, bitfields and JPEG in Windows ones.
-        let compressionCode = isCore ? 0 : field(20, 4)
+        let compressionCode = isCore ? 0 : field(16, 4)
         var maskBytesAfterHeader = 0
         var masks: [Int]?
         var compression = Compression.none
