@@ -1,7 +1,8 @@
 /// Decodes the first frame of a GIF in pure Swift.
 ///
 /// The image is the logical screen (grown to the frame when the frame sticks out); pixels outside the frame
-/// are the background colour, or transparent when the frame has a transparent index. Output is RGB 8-bit,
+/// are the background colour, or transparent when the frame has a transparent index. (Pillow fills them with
+/// index 0 instead of the background index; the two agree whenever the background index is 0, as Pillow writes.) Output is RGB 8-bit,
 /// RGBA 8-bit when a transparent index is set (its pixels keep their palette colour with alpha 0).
 /// Non-interlaced frames stream: each row is LZW-decoded when it is asked for, in O(width) memory.
 /// Interlaced frames store rows in four passes, so the frame's indices are decoded whole first
@@ -58,7 +59,11 @@ final class GIFDecoder: ImageDecoder {
         if header.frame.isInterlaced {
             if end > frame.y && row < frame.maxY { try decodeInterlacedFrame() }
         } else {
-            for y in max(row, frame.y)..<max(row, min(end, frame.maxY)) { _ = try frameRow(y - frame.y) }
+            var y = max(row, frame.y)
+            while y < min(end, frame.maxY) {
+                _ = try frameRow(y - frame.y)
+                y += 1
+            }
         }
         row = end
     }

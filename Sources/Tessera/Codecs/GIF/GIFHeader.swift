@@ -22,8 +22,8 @@ struct GIFHeader {
     /// 256 RGB triples of the frame's colour table (local, else global), missing entries black. Without any
     /// table, indices are gray levels, as Pillow reads them.
     var palette: [UInt8]
-    /// The colour of pixels outside the frame: the global table's background entry, black without a global
-    /// table; transparent instead when the frame has a transparent index.
+    /// The colour of pixels outside the frame: the global table's background entry, or without a global table
+    /// the frame table's first colour (as Pillow fills); transparent instead when the frame has a transparent index.
     var background: (UInt8, UInt8, UInt8)
     /// Image descriptors in the file; counting them reads the file's block structure (not its pixels) to the end.
     var frameCount: Int
@@ -124,9 +124,11 @@ struct GIFHeader {
         size = Size(width: max(littleEndian16(screen, 6), frame.rect.maxX),
                     height: max(littleEndian16(screen, 8), frame.rect.maxY))
         guard size.area > 0 else { throw corrupt("the image is \(size)") }
-        let backgroundIndex = Int(screen[11])
-        background = globalTable.map { ($0[3 * backgroundIndex], $0[3 * backgroundIndex + 1], $0[3 * backgroundIndex + 2]) }
-            ?? (0, 0, 0)
+        // Without a global table the background index means nothing; Pillow fills with index 0 of the frame's.
+        let backgroundIndex = globalTable == nil ? 0 : Int(screen[11])
+        let backgroundTable = globalTable ?? palette
+        background = (backgroundTable[3 * backgroundIndex], backgroundTable[3 * backgroundIndex + 1],
+                      backgroundTable[3 * backgroundIndex + 2])
 
         // The frame count tolerates damage after the first frame: counting stops there, decoding is unaffected.
         var frames = 1

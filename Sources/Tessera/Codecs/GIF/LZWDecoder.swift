@@ -18,20 +18,27 @@ final class LZWDecoder {
     private let input: BufferedInput
     private let minimumCodeSize: Int
     private let clearCode: Int
-    /// For each code, the code of its string without the last index, and that last index.
-    private var prefix = [UInt16](repeating: 0, count: 4096)
-    private var suffix = [UInt8](repeating: 0, count: 4096)
-    private var length = [UInt16](repeating: 0, count: 4096)
+    // The table and buffers live in fixed unsafe buffers: this is the hot loop of GIF decoding, and array
+    // accesses through a class cost uniqueness and exclusivity checks on every index.
+    /// For each code, the code of its string without the last index, that last index, and the string's length.
+    private let prefix = UnsafeMutableBufferPointer<UInt16>.allocate(capacity: 4096)
+    private let suffix = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 4096)
+    private let length = UnsafeMutableBufferPointer<UInt16>.allocate(capacity: 4096)
     private var nextCode = 0
     private var codeSize = 0
     private var previous: Int?
     /// The string of the last code, `pendingStart..<pendingEnd` of it not yet handed out.
-    private var pending = [UInt8](repeating: 0, count: 4096)
+    private let pending = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 4096)
     private var pendingStart = 0
     private var pendingEnd = 0
     private var bits = 0
     private var bitCount = 0
-    private var blockRemaining = 0
+    /// The current data sub-block, read whole, and the next byte's position in it.
+    private let block = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 255)
+    private var blockCount = 0
+    private var blockPosition = 0
+    /// Whether the file ended inside the last sub-block read.
+    private var blockCut = false
     /// Why decoding has stopped, once it has.
     private(set) var end = End.none
 
@@ -42,11 +49,24 @@ final class LZWDecoder {
         self.input = input
         self.minimumCodeSize = minimumCodeSize
         clearCode = 1 << minimumCodeSize
+        prefix.initialize(repeating: 0)
+        suffix.initialize(repeating: 0)
+        length.initialize(repeating: 0)
+        pending.initialize(repeating: 0)
+        block.initialize(repeating: 0)
         for code in 0..<clearCode {
             suffix[code] = UInt8(code)
             length[code] = 1
         }
         resetTable()
+    }
+
+    deinit {
+        prefix.deallocate()
+        suffix.deallocate()
+        length.deallocate()
+        pending.deallocate()
+        block.deallocate()
     }
 
     /// Fills `indices` from the start; returns how many were produced, fewer only when `end` says why.
@@ -131,8 +151,8 @@ final class LZWDecoder {
     /// The next code, least significant bits first across sub-blocks; nil (with `end` set) when the data ends.
     private func readCode() throws -> Int? {
         while bitCount < codeSize {
-            if blockRemaining == 0 {
-                guard let size = try input.readByte() else {
+            if blockPosition == blockCount {
+                guard !blockCut, let size = try input.readByte() else {
                     end = .endOfFile
                     return nil
                 }
@@ -140,14 +160,13 @@ final class LZWDecoder {
                     end = .blockTerminator
                     return nil
                 }
-                blockRemaining = Int(size)
+                blockCount = try input.read(into: UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: block[..<Int(size)])))
+                blockPosition = 0
+                blockCut = blockCount < Int(size)
+                continue
             }
-            guard let byte = try input.readByte() else {
-                end = .endOfFile
-                return nil
-            }
-            blockRemaining -= 1
-            bits |= Int(byte) << bitCount
+            bits |= Int(block[blockPosition]) << bitCount
+            blockPosition += 1
             bitCount += 8
         }
         let code = bits & (1 << codeSize - 1)
