@@ -233,6 +233,26 @@ struct BMPBuilder {
         #expect(partial.bytes[(13 * rowBytes)...] == full.bytes[(13 * rowBytes)...])
     }
 
+    @Test func skippedRowsAreNeverRead() throws {
+        // Bottom-up with the top 13 rows cut off: the bottom 10 read fine as long as the missing ones are skipped.
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Self.path("pillow-rgb24-odd.bmp"))))
+        let cut = try ImageSource(bytes: Array(bytes.prefix(54 + 10 * 112)))
+        let bottom = try cut.makeReader(ReadOptions(region: Rect(x: 3, y: 13, width: 30, height: 10))).readAll()
+        let full = try ImageSource(bytes: bytes).makeReader(ReadOptions(region: Rect(x: 3, y: 13, width: 30, height: 10)))
+        #expect(try bottom.bytes == full.readAll().bytes)
+    }
+
+    @Test func rleIndicesAreCheckedAgainstTheBudget() throws {
+        let small = MemoryBudget(limit: 37 * 23 - 1)
+        let rle = try ImageSource(path: Self.path("rle8.bmp"), budget: small)
+        #expect(throws: TesseraError.memoryLimit(path: rle.input.name, needed: 37 * 23, limit: small.limit,
+                                                 purpose: "the RLE-compressed bitmap's indices")) {
+            try rle.makeReader().readAll()
+        }
+        // Uncompressed rows stream, so the same budget is plenty.
+        _ = try ImageSource(path: Self.path("topdown-8.bmp"), budget: small).makeReader().readAll()
+    }
+
     @Test func absurdHeadersGiveErrorsNotTraps() {
         func header(width: Int, height: Int, bits: Int = 24, compression: Int = 0) -> [UInt8] {
             BMPBuilder(width: width, height: height, bitsPerPixel: bits, compression: compression,

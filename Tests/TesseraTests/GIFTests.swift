@@ -190,6 +190,17 @@ struct GIFBuilder {
         #expect(partial.bytes[(80 * 3)...].allSatisfy { $0 == 0 })
     }
 
+    @Test func onlyInterlacedFramesAreBufferedAndThenWithinTheBudget() throws {
+        let small = MemoryBudget(limit: 300 * 200 - 1)
+        let interlaced = try ImageSource(path: Self.path("interlaced.gif"), budget: small)
+        #expect(throws: TesseraError.memoryLimit(path: interlaced.input.name, needed: 300 * 200, limit: small.limit,
+                                                 purpose: "the interlaced GIF frame's indices")) {
+            try interlaced.makeReader().readAll()
+        }
+        // Non-interlaced rows stream as LZW decodes them, so the same budget is plenty.
+        _ = try ImageSource(path: Self.path("plain.gif"), budget: small).makeReader().readAll()
+    }
+
     @Test func truncatedFilesNameTheLastCompleteRow() throws {
         let plain = try Self.contents("plain.gif")
         let error = decodeError(Array(plain.prefix(plain.count / 2)), name: "half.gif")

@@ -97,9 +97,10 @@ final class BMPDecoder: ImageDecoder {
             if present < rowsNow && !allowPartial { throw truncated(after: storedRows) }
             if present > 0 {
                 // Allocated only once a row is known to be there, so a hostile width in a tiny file is
-                // reported as truncated rather than as an allocation over budget.
+                // reported as truncated rather than as an allocation over budget. Only one row counts against
+                // the budget: more rows are read at once only while they fit in `chunkBytes`.
                 if chunk.count < rowsPerChunk * header.bytesPerRow {
-                    try budget.check(rowsPerChunk * header.bytesPerRow, for: "a chunk of BMP rows", path: input.name)
+                    try budget.check(header.bytesPerRow, for: "a BMP row", path: input.name)
                     chunk = [UInt8](repeating: 0, count: rowsPerChunk * header.bytesPerRow)
                 }
                 input.seek(to: header.pixelOffset + lowest * header.bytesPerRow + firstByte)

@@ -30,6 +30,7 @@ struct GIFHeader {
 
     var outputFormat: PixelFormat { frame.transparentIndex == nil ? .rgb8 : .rgba8 }
 
+    /// What `ImageProperties` reports: one channel of palette indices, `bitsPerIndex` bits deep.
     func properties() -> ImageProperties {
         ImageProperties(format: .gif, width: size.width, height: size.height, channels: 1,
                         bitDepth: frame.bitsPerIndex, colorModel: .palette,
