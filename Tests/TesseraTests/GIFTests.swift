@@ -209,6 +209,15 @@ struct GIFBuilder {
         let interlaced = try Self.contents("interlaced.gif")
         #expect(decodeError(Array(interlaced.prefix(interlaced.count / 2)), name: "i.gif").map { "\($0)" }?
             .hasPrefix("i.gif: truncated after ") == true)
+        // Half the data holds the first two passes (every 4th row) and part of the third: those rows are kept.
+        let partial = try ImageSource(bytes: Array(interlaced.prefix(interlaced.count / 2)))
+            .makeReader(ReadOptions(allowPartial: true)).readAll()
+        let full = try ImageSource(bytes: interlaced).makeReader().readAll()
+        for y in [0, 4, 8, 196] {
+            #expect(partial.bytes[partial.offset(ofRow: y)..<partial.offset(ofRow: y + 1)]
+                == full.bytes[full.offset(ofRow: y)..<full.offset(ofRow: y + 1)])
+        }
+        #expect(partial.bytes[partial.offset(ofRow: 199)..<partial.offset(ofRow: 200)].allSatisfy { $0 == 0 })
     }
 
     @Test func absurdHeadersGiveErrorsNotTraps() {

@@ -143,7 +143,7 @@ func expectDamageGivesTesseraErrors(_ bytes: [UInt8], sourceLocation: SourceLoca
             }
         }
     }
-    for _ in 0..<300 {
+    for _ in 0..<200 {
         var damaged = bytes
         for _ in 0..<1 + Int(random.next() % 3) {
             let position = Int(random.next() % UInt64(bytes.count))

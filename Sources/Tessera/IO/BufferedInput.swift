@@ -35,9 +35,6 @@ final class BufferedInput {
         }
     }
 
-    /// Bytes left from `offset` to the end of the input.
-    var remaining: Int { max(0, count - offset) }
-
     /// Moves the read position; a position past the end is allowed and makes every later read come up short.
     func seek(to position: Int) {
         offset = max(0, position)
@@ -82,16 +79,6 @@ final class BufferedInput {
         }
         offset += got
         return got
-    }
-
-    /// Little-endian unsigned integer of `size` bytes (1-4) at the current position, or nil when the input ends.
-    func readLittleEndian(_ size: Int) throws -> Int? {
-        var value = 0
-        for shift in 0..<size {
-            guard let byte = try readByte() else { return nil }
-            value |= Int(byte) << (8 * shift)
-        }
-        return value
     }
 
     /// Loads the window at `offset`; false at the end of the input.
