@@ -121,7 +121,7 @@ func expectRegionsMatchFullRead(_ path: String, sourceLocation: SourceLocation =
 func decodeError(_ bytes: [UInt8], allowPartial: Bool = false, name: String = "broken") -> Error? {
     do {
         // A small budget keeps damaged sizes from allocating much before they are rejected.
-        let budget = MemoryBudget(limit: 1 << 20)
+        let budget = MemoryBudget(limit: 256 << 10)
         let source = try ImageSource(bytes: bytes, name: name, budget: budget)
         _ = try source.makeReader(ReadOptions(allowPartial: allowPartial)).readAll(budget: budget, name: name)
         return nil

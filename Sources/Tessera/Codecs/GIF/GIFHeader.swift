@@ -53,8 +53,11 @@ struct GIFHeader {
         func littleEndian16(_ bytes: [UInt8], _ offset: Int) -> Int { Int(bytes[offset]) | Int(bytes[offset + 1]) << 8 }
         /// A colour table of `1 << bits` entries as 256 RGB triples.
         func colourTable(bits: Int, _ part: String) throws -> [UInt8] {
-            var table = try bytes(3 << bits, part)
-            table.append(contentsOf: repeatElement(0, count: 768 - table.count))
+            var table = [UInt8](repeating: 0, count: 768)
+            let stored = 3 << bits
+            guard try table.withUnsafeMutableBytes({
+                try input.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<stored]))
+            }) == stored else { throw truncated(part) }
             return table
         }
         /// Moves past a run of data sub-blocks; false when the file ends first.
