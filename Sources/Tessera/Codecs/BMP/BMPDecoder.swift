@@ -53,8 +53,9 @@ final class BMPDecoder: ImageDecoder {
         return self.columns
     }
 
+    /// Rows are located by arithmetic (uncompressed) or in the indices decoded on first use (RLE), so skipping
+    /// reads nothing.
     func skipRows(_ count: Int) throws {
-        if header.compression != .none && count > 0 { _ = try rleIndices() }
         row = min(size.height, row + max(0, count))
     }
 

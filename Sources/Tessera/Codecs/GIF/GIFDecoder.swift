@@ -2,8 +2,9 @@
 ///
 /// The image is the logical screen (grown to the frame when the frame sticks out); pixels outside the frame
 /// are the background colour, or transparent when the frame has a transparent index. (Pillow fills them with
-/// index 0 instead of the background index; the two agree whenever the background index is 0, as Pillow writes.) Output is RGB 8-bit,
-/// RGBA 8-bit when a transparent index is set (its pixels keep their palette colour with alpha 0).
+/// index 0 instead of the background index; the two agree whenever the background index is 0, as Pillow
+/// writes.) Output is RGB 8-bit, RGBA 8-bit when a transparent index is set (its pixels keep their palette
+/// colour with alpha 0).
 /// Non-interlaced frames stream: each row is LZW-decoded when it is asked for, in O(width) memory.
 /// Interlaced frames store rows in four passes, so the frame's indices are decoded whole first
 /// (`width * height` bytes, checked against the memory budget).
@@ -22,6 +23,8 @@ final class GIFDecoder: ImageDecoder {
     private var row = 0
     /// Indices of the frame's current row (non-interlaced) or of the whole frame (interlaced, once decoded).
     private var indices: [UInt8] = []
+    /// Whether an interlaced frame has been decoded into `indices` (as far as its data allowed).
+    private var interlacedFrameDecoded = false
     /// Frame rows decoded so far: a prefix of the frame for non-interlaced frames, of the pass order otherwise.
     private var frameRowsDecoded = 0
     /// The pixel outside the frame: the background colour, or the transparent index's colour with alpha 0.
@@ -52,13 +55,12 @@ final class GIFDecoder: ImageDecoder {
         lzw = LZWDecoder(input: self.input, minimumCodeSize: header.frame.minimumCodeSize)
     }
 
+    /// Rows of a non-interlaced frame can only be skipped by decoding them (the LZW stream has no row marks);
+    /// an interlaced frame is decoded whole when its first row is asked for, and rows outside the frame cost nothing.
     func skipRows(_ count: Int) throws {
         let frame = header.frame.rect
         let end = min(size.height, row + max(0, count))
-        // Rows of a non-interlaced frame can only be skipped by decoding them; interlaced ones are decoded whole.
-        if header.frame.isInterlaced {
-            if end > frame.y && row < frame.maxY { try decodeInterlacedFrame() }
-        } else {
+        if !header.frame.isInterlaced {
             var y = max(row, frame.y)
             while y < min(end, frame.maxY) {
                 _ = try frameRow(y - frame.y)
@@ -136,11 +138,12 @@ final class GIFDecoder: ImageDecoder {
 
     /// Decodes every row of an interlaced frame into `indices`, in pass order, once.
     private func decodeInterlacedFrame() throws {
-        guard indices.isEmpty else { return }
+        guard !interlacedFrameDecoded else { return }
         let rect = header.frame.rect
         let (area, overflow) = rect.width.multipliedReportingOverflow(by: rect.height)
         try budget.check(overflow ? Int.max : area, for: "the interlaced GIF frame's indices", path: input.name)
         indices = [UInt8](repeating: 0, count: area)
+        interlacedFrameDecoded = true
         for pass in Self.passes {
             for y in stride(from: pass.start, to: rect.height, by: pass.step) {
                 guard try decodeFrameRow(into: y * rect.width) else { return }
