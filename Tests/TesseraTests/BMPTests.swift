@@ -271,6 +271,12 @@ struct BMPBuilder {
             let error = decodeError(bytes)
             #expect(error is TesseraError, "\(String(describing: error))")
         }
+        // A small region of a huge image reads only its own columns, so nothing large is allocated either.
+        let huge = try? ImageSource(bytes: cases[0], name: "huge.bmp")
+        #expect(throws: TesseraError.truncated(path: "huge.bmp", detail: "after row 0 of 2,147,483,647 "
+                                               + "(stored bottom to top, so the top rows are missing)")) {
+            try huge?.makeReader(ReadOptions(region: Rect(x: 5, y: 5, width: 4, height: 4))).readAll()
+        }
     }
 
     @Test(arguments: ["pillow-rgb24-odd.bmp", "pillow-1bit.bmp", "rle8.bmp", "rle4.bmp", "bitfields-32-alpha-v5.bmp",
