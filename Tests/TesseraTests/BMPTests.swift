@@ -151,6 +151,8 @@ struct BMPBuilder {
             "bitfields-32-rgba-v4.bmp": BMPBuilder(width: width, height: -height, bitsPerPixel: 32, compression: 3,
                                                    headerSize: 108, masks: [0xFF, 0xFF00, 0xFF0000, Int(0xFF00_0000)],
                                                    pixels: rows(32)).bytes,
+            "bitfields-32-zero-masks.bmp": BMPBuilder(width: width, height: height, bitsPerPixel: 32, compression: 3,
+                                                      headerSize: 56, masks: [0, 0, 0, 0], pixels: rows(32)).bytes,
             "bgrx-32-v5.bmp": BMPBuilder(width: width, height: height, bitsPerPixel: 32, headerSize: 124,
                                          masks: [0xFF0000, 0xFF00, 0xFF, Int(0xFF00_0000)], pixels: rows(32)).bytes,
             "palette-4.bmp": BMPBuilder(width: width, height: height, bitsPerPixel: 4, palette: palette(16),

@@ -35,9 +35,6 @@ final class BMPDecoder: ImageDecoder {
     }
 
     init(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws {
-        guard request.page == 0 else {
-            throw TesseraError.invalidArgument("\(input.name): a BMP file has one page, not page \(request.page)")
-        }
         self.input = try BufferedInput(input)
         header = try BMPHeader(reading: self.input)
         size = Size(width: header.width, height: header.height)

@@ -152,7 +152,11 @@ struct BMPHeader {
         if let masks {
             // Bits above the pixel's width cannot be set, so a mask claiming them only breaks the scaling.
             let pixelMask = 1 << bitsPerPixel - 1
-            let fitting = masks.map { $0 & pixelMask }
+            var fitting = masks.map { $0 & pixelMask }
+            // Writers that leave every mask zero mean the usual layout; Pillow reads 32-bit ones as BGRA.
+            if fitting.allSatisfy({ $0 == 0 }) {
+                fitting = bitsPerPixel == 16 ? [0x7C00, 0x3E0, 0x1F, 0] : [0xFF0000, 0xFF00, 0xFF, 0xFF00_0000]
+            }
             channels = fitting.map(Channel.init(mask:))
             hasAlpha = fitting[3] != 0
         } else {

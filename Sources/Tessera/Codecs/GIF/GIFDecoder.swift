@@ -11,6 +11,9 @@
 ///
 /// Damaged data (a truncated file, LZW data that ends early, a code beyond the table) throws when the first
 /// row it spoils is asked for; with `allowPartial`, that row and every frame row after it come out zero.
+///
+/// Only the first frame decodes. `pageCount` is the number of frames, counted when the file is opened by
+/// walking the block structure to the end (sub-block lengths only, no LZW): one sequential read of the file.
 final class GIFDecoder: ImageDecoder {
     private let header: GIFHeader
     private let input: BufferedInput
