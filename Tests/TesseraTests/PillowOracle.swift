@@ -1,6 +1,10 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import Tessera
+
+/// Fixture folders made in this test run, removed when the process exits.
+private let fixtureFolders = Mutex<[URL]>([])
 
 /// Pillow as the oracle for the pure-Swift decoders: a Python script writes test images into a temporary
 /// folder, then every image there (also those the tests built byte by byte) gets a `.raw` dump of what Pillow
@@ -24,6 +28,17 @@ enum PillowOracle {
         let folder = FileManager.default.temporaryDirectory
             .appendingPathComponent("tessera-pillow-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let isFirst = fixtureFolders.withLock { folders in
+            folders.append(folder)
+            return folders.count == 1
+        }
+        if isFirst {
+            atexit {
+                fixtureFolders.withLock { folders in
+                    for folder in folders { try? FileManager.default.removeItem(at: folder) }
+                }
+            }
+        }
         for (name, bytes) in files {
             try Data(bytes).write(to: folder.appendingPathComponent(name))
         }
