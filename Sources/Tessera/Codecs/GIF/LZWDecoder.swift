@@ -76,7 +76,8 @@ final class LZWDecoder {
         while true {
             let chunk = min(pendingEnd - pendingStart, indices.count - filled)
             if chunk > 0 {
-                for index in 0..<chunk { indices[filled + index] = pending[pendingStart + index] }
+                // chunk > 0, so neither buffer is empty and both have a base address.
+                (indices.baseAddress! + filled).update(from: pending.baseAddress! + pendingStart, count: chunk)
                 filled += chunk
                 pendingStart += chunk
             }
@@ -134,8 +135,9 @@ final class LZWDecoder {
     /// Writes the string of `code` (below `nextCode`) to the start of `pending`; returns its length.
     private func expand(_ code: Int) -> Int {
         let count = Int(length[code])
-        var current = code
-        for index in stride(from: count - 1, through: 0, by: -1) {
+        var current = code, index = count
+        while index > 0 {
+            index -= 1
             pending[index] = suffix[current]
             current = Int(prefix[current])
         }
