@@ -57,6 +57,8 @@ public final class ImageSource: Sendable {
         switch format {
         case .jpeg: return JPEGDecoder.self
         case .png: return PNGDecoder.self
+        case .bmp: return BMPDecoder.self
+        case .gif: return GIFDecoder.self
         default: return nil
         }
     }
