@@ -85,10 +85,11 @@ public final class ImageSource: Sendable {
         }
         let output = region.reduced(by: options.scale)
         let shrink = options.scale / nativeScale
-        if shrink == 1 { return RegionReader(decoder: decoder, region: output) }
+        if shrink == 1 { return RegionReader(decoder: decoder, region: output, budget: budget, name: input.name) }
         let covered = Rect(x: output.x * shrink, y: output.y * shrink,
                            width: output.width * shrink, height: output.height * shrink)
-        let source = RegionReader(decoder: decoder, region: covered.intersection(Rect(decoder.size)))
+        let source = RegionReader(decoder: decoder, region: covered.intersection(Rect(decoder.size)), budget: budget,
+                                  name: input.name)
         return BoxShrinkReader(source: source, factor: shrink)
     }
 }

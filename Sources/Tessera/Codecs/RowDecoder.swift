@@ -30,15 +30,20 @@ extension RowDecoder {
 final class RegionReader: ImageReader {
     private let decoder: RowDecoder
     private let region: Rect
+    private let budget: MemoryBudget
+    private let name: String
     private var columns: Range<Int>?
     private var scratch: [UInt8] = []
     private(set) var nextRow = 0
 
-    /// `region` is in the decoder's pixel coordinates and must lie inside its image.
-    init(decoder: RowDecoder, region: Rect) {
+    /// `region` is in the decoder's pixel coordinates and must lie inside its image; every strip is checked
+    /// against `budget` before it is allocated (a hostile width must not allocate first and fail later).
+    init(decoder: RowDecoder, region: Rect, budget: MemoryBudget, name: String) {
         precondition(Rect(decoder.size).intersection(region) == region, "region outside the image")
         self.decoder = decoder
         self.region = region
+        self.budget = budget
+        self.name = name
     }
 
     var size: Size { region.size }
@@ -51,6 +56,7 @@ final class RegionReader: ImageReader {
             return false
         }
         let decoded = try startIfNeeded()
+        try budget.checkRows(width: decoded.count, rows: rows, format: format, for: "a strip of \(rows) rows", path: name)
         strip.prepare(y: nextRow, rows: rows, width: region.width, format: format)
         let bytesPerPixel = format.bytesPerPixel
         if decoded == region.x..<region.maxX {
