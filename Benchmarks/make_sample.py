@@ -32,8 +32,8 @@ ASPECT = 1.44  # 12000 x 8333 at 100 MP, like a camera's 3:2-ish frame
 # so the texture and the bits per pixel are the same at every image size.
 LUMA_OCTAVES = [(2048, 38.0), (512, 26.0), (128, 16.0), (32, 9.0), (8, 5.0)]
 CHROMA_OCTAVES = [(3072, 22.0), (384, 9.0)]
-GRAIN_OCTAVE = (3, 16.0)  # a fine texture, switched on and off by the mask octave below
-GRAIN_MASK_OCTAVE = (700, 1.0)
+GRAIN_OCTAVE = (3, 16.0)  # a fine texture, switched on and off by a smooth mask:
+GRAIN_MASK_WAVELENGTH = 700  # grain where that mask is positive
 FINE_NOISE_SIGMA = 6.5
 PIXELS_PER_SHAPE = 200_000
 
@@ -116,7 +116,7 @@ class SampleImage:
         self.chroma = [(SmoothNoise(seed, 100 + i, w, width), SmoothNoise(seed, 200 + i, w, width), a)
                        for i, (w, a) in enumerate(CHROMA_OCTAVES)]
         self.grain = SmoothNoise(seed, 300, GRAIN_OCTAVE[0], width)
-        self.grain_mask = SmoothNoise(seed, 301, GRAIN_MASK_OCTAVE[0], width)
+        self.grain_mask = SmoothNoise(seed, 301, GRAIN_MASK_WAVELENGTH, width)
         self.shapes = random_shapes(seed, width, height)
 
     def bands(self):
