@@ -148,6 +148,8 @@ int tessera_png_write_header(tessera_png *state, png_uint_32 width, png_uint_32 
         png_set_IHDR(state->png, state->info, width, height, bit_depth, color_type, PNG_INTERLACE_NONE,
                      PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
         png_set_compression_level(state->png, level);
+        // Stored data gains nothing from row filters, and choosing them costs a pass over every row.
+        if (level == 0) png_set_filter(state->png, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE);
         png_write_info(state->png, state->info);
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
         // Tessera keeps 16-bit samples in native byte order; PNG stores them big-endian.

@@ -84,12 +84,12 @@ enum InfoCommand: Command {
             path,
             "  format       \(kind)",
             "  size         \(properties.width) x \(properties.height) pixels"
-                + " (\(String(format: "%.1f", Double(properties.width * properties.height) / 1e6)) MP)",
+                + " (\((Double(properties.width * properties.height) / 1e6).fixed(1)) MP)",
             "  pixels       \(model)\(properties.hasAlpha ? " + alpha" : ""), \(properties.channels) channel"
                 + "\(properties.channels == 1 ? "" : "s"), \(properties.bitDepth)-bit",
             "  orientation  \(properties.orientation)",
             "  ICC profile  \(properties.hasICCProfile ? "yes" : "no")",
-            "  file size    \(ByteCount(properties.fileSize)) (\(properties.fileSize.formatted()) bytes)",
+            "  file size    \(ByteCount(properties.fileSize)) (\(properties.fileSize.grouped) bytes)",
         ]
         if properties.pageCount > 1 { lines.append("  pages        \(properties.pageCount)") }
         if properties.levels.count > 1 {

@@ -12,8 +12,8 @@ struct RunStats {
         let system = Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
         let wall = Date().timeIntervalSince(start)
         let peak = Int(usage.ru_maxrss) * 1024
-        let line = String(format: "stats: wall %.3f s, cpu %.3f s (user %.3f s, sys %.3f s), peak RSS %.1f MiB\n",
-                          wall, user + system, user, system, Double(peak) / 1_048_576)
+        let line = "stats: wall \(wall.fixed(3)) s, cpu \((user + system).fixed(3)) s (user \(user.fixed(3)) s, "
+            + "sys \(system.fixed(3)) s), peak RSS \((Double(peak) / 1_048_576).fixed(1)) MiB\n"
         FileHandle.standardError.write(Data(line.utf8))
     }
 }
@@ -39,7 +39,7 @@ final class Progress {
         let elapsed = now.timeIntervalSince(start)
         let remaining = fraction > 0 ? elapsed / fraction - elapsed : 0
         let bar = String(repeating: "#", count: Int(fraction * 30)).padding(toLength: 30)
-        let line = String(format: "\r%@ [%@] %3.0f%%  ETA %.0f s ", label, bar, fraction * 100, remaining)
+        let line = "\r\(label) [\(bar)] \((fraction * 100).fixed(0))%  ETA \(remaining.fixed(0)) s "
         FileHandle.standardError.write(Data(line.utf8))
         drawn = true
     }

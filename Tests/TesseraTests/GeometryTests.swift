@@ -38,3 +38,13 @@ import Testing
     #expect(EXIF.orientation(in: big) == 8)
     #expect(EXIF.orientation(in: [1, 2, 3]) == nil)
 }
+
+@Test func fixedDecimalsRoundHalfAwayFromZero() {
+    #expect(1.25.fixed(1) == "1.3")
+    #expect(0.125.fixed(3) == "0.125")
+    #expect(12.0.fixed(0) == "12")
+    #expect((-0.04).fixed(1) == "0.0")
+    #expect((-2.5).fixed(1) == "-2.5")
+    #expect(3.14159.fixed(2) == "3.14")
+    #expect(100.0.fixed(1) == "100.0")
+}
