@@ -55,6 +55,7 @@ public final class ImageSource: Sendable {
     /// The decoder type for each format.
     static func decoder(for format: ImageFormat) -> (any ImageDecoder.Type)? {
         switch format {
+        case .tiff: return TIFFDecoder.self
         default: return nil
         }
     }

@@ -25,6 +25,7 @@ public enum ImageWriter {
 
     static func encoderType(for format: ImageFormat) -> (any FormatEncoder.Type)? {
         switch format {
+        case .tiff: return TIFFEncoder.self
         default: return nil
         }
     }

@@ -1,0 +1,166 @@
+import CCodecShims
+import CTIFF
+
+/// An open libtiff handle whose errors are captured per handle (see `tiff_shim.c`), so that every failure
+/// becomes a `TesseraError` carrying libtiff's own message and the file's name.
+final class TIFFFile {
+    /// The path or name used in error messages.
+    let name: String
+    /// The file's size in bytes (0 when writing), to tell truncated data from corrupt data.
+    let byteCount: Int
+    private let state: OpaquePointer
+    /// The libtiff handle, valid for the life of this object.
+    let handle: OpaquePointer
+
+    private init(state: OpaquePointer?, name: String, byteCount: Int, opening: String) throws {
+        guard let state else { throw TesseraError.io(path: name, detail: "out of memory opening \(opening)") }
+        guard let handle = tessera_tiff_handle(state) else {
+            let message = String(cString: tessera_tiff_message(state))
+            tessera_tiff_destroy(state)
+            throw Self.classify(message.isEmpty ? "cannot open \(opening)" : message, name: name, byteCount: byteCount)
+        }
+        self.state = state
+        self.handle = handle
+        self.name = name
+        self.byteCount = byteCount
+    }
+
+    /// Opens a TIFF for reading without memory-mapping it; libtiff's own allocations are capped by `budget`.
+    convenience init(reading input: ImageInput, budget: MemoryBudget) throws {
+        switch input {
+        case let .file(path):
+            let size = try input.byteCount()
+            try self.init(state: tessera_tiff_open_file(path, "rm", Int64(budget.limit)),
+                          name: path, byteCount: size, opening: "the TIFF")
+        case let .bytes(bytes, name):
+            // libtiff reads through callbacks after this call returns, so the shim keeps its own copy.
+            try budget.check(bytes.count, for: "a copy of the TIFF data", path: name)
+            let state = bytes.withUnsafeBufferPointer {
+                tessera_tiff_open_memory($0.baseAddress, $0.count, name, Int64(budget.limit))
+            }
+            try self.init(state: state, name: name, byteCount: bytes.count, opening: "the TIFF")
+        }
+    }
+
+    /// Opens `descriptor` for writing (libtiff closes it); `bigTIFF` selects 64-bit offsets.
+    convenience init(writing descriptor: Int32, name: String, bigTIFF: Bool) throws {
+        try self.init(state: tessera_tiff_open_fd(descriptor, name, bigTIFF ? "w8" : "w", 0),
+                      name: name, byteCount: 0, opening: "the TIFF for writing")
+    }
+
+    deinit { tessera_tiff_destroy(state) }
+
+    /// Flushes and closes the file; the handle must not be used afterwards (only `finish` paths call this).
+    func close() throws {
+        tessera_tiff_clear_message(state)
+        guard TIFFFlush(handle) != 0 else { throw failure("write failed") }
+    }
+
+    // MARK: - Errors
+
+    /// The error for a failed libtiff call: libtiff's first message since the last call to `clearMessage`,
+    /// after `context` (such as "row 4,112").
+    func failure(_ context: String, truncated: Bool = false) -> TesseraError {
+        let message = String(cString: tessera_tiff_message(state))
+        let detail = message.isEmpty ? context : "\(context): \(message)"
+        return truncated ? .truncated(path: name, detail: detail) : Self.classify(detail, name: name, byteCount: byteCount)
+    }
+
+    func clearMessage() { tessera_tiff_clear_message(state) }
+
+    /// libtiff says "read error" or "cannot read" when the data ends early; anything else is corrupt data.
+    private static func classify(_ detail: String, name: String, byteCount: Int) -> TesseraError {
+        let lowered = detail.lowercased()
+        if lowered.contains("read error") || lowered.contains("cannot read") || lowered.contains("end of file")
+            || lowered.contains("past end") {
+            return .truncated(path: name, detail: "(\(detail))")
+        }
+        return .corrupt(path: name, detail: detail)
+    }
+
+    // MARK: - Fields
+
+    func u16(_ tag: Int32) -> UInt16? {
+        var value: UInt16 = 0
+        return tessera_tiff_get_u16(handle, UInt32(tag), &value) != 0 ? value : nil
+    }
+
+    func u32(_ tag: Int32) -> UInt32? {
+        var value: UInt32 = 0
+        return tessera_tiff_get_u32(handle, UInt32(tag), &value) != 0 ? value : nil
+    }
+
+    /// A 16-bit field, or libtiff's default for it when the file leaves it out.
+    func u16Defaulted(_ tag: Int32) -> UInt16? {
+        var value: UInt16 = 0
+        return tessera_tiff_get_u16_defaulted(handle, UInt32(tag), &value) != 0 ? value : nil
+    }
+
+    /// The ExtraSamples types (0 unspecified, 1 associated alpha, 2 unassociated alpha).
+    func extraSamples() -> [UInt16] {
+        var count: UInt16 = 0
+        var types: UnsafePointer<UInt16>?
+        guard tessera_tiff_get_extra_samples(handle, &count, &types) != 0, let types else { return [] }
+        return Array(UnsafeBufferPointer(start: types, count: Int(count)))
+    }
+
+    /// The offsets of the current directory's SubIFDs (reduced-resolution levels in pyramidal files).
+    func subIFDOffsets() -> [UInt64] {
+        var count: UInt16 = 0
+        var offsets: UnsafePointer<UInt64>?
+        guard tessera_tiff_get_subifds(handle, &count, &offsets) != 0, let offsets else { return [] }
+        return Array(UnsafeBufferPointer(start: offsets, count: Int(count)))
+    }
+
+    /// The colour map's red, green and blue tables of `2^bits` 16-bit entries each.
+    func colorMap(entries: Int) -> [[UInt16]]? {
+        var red: UnsafePointer<UInt16>?, green: UnsafePointer<UInt16>?, blue: UnsafePointer<UInt16>?
+        guard tessera_tiff_get_colormap(handle, &red, &green, &blue) != 0, let red, let green, let blue else {
+            return nil
+        }
+        return [red, green, blue].map { Array(UnsafeBufferPointer(start: $0, count: entries)) }
+    }
+
+    var hasICCProfile: Bool { tessera_tiff_has_icc_profile(handle) != 0 }
+
+    func set(_ tag: Int32, _ value: Int) throws {
+        guard tessera_tiff_set_int(handle, UInt32(tag), Int32(truncatingIfNeeded: value)) != 0 else {
+            throw failure("cannot set TIFF tag \(tag)")
+        }
+    }
+
+    func set(_ tag: Int32, _ value: UInt32) throws {
+        guard tessera_tiff_set_u32(handle, UInt32(tag), value) != 0 else { throw failure("cannot set TIFF tag \(tag)") }
+    }
+
+    func set(_ tag: Int32, _ first: UInt16, _ second: UInt16) throws {
+        guard tessera_tiff_set_u16_pair(handle, UInt32(tag), first, second) != 0 else {
+            throw failure("cannot set TIFF tag \(tag)")
+        }
+    }
+
+    func setExtraSamples(_ types: [UInt16]) throws {
+        guard tessera_tiff_set_extra_samples(handle, UInt16(types.count), types) != 0 else {
+            throw failure("cannot set the extra samples")
+        }
+    }
+
+    // MARK: - Directories
+
+    /// The number of top-level directories (pages).
+    var directoryCount: Int { Int(TIFFNumberOfDirectories(handle)) }
+
+    /// Makes page `index` current.
+    func selectPage(_ index: Int) throws {
+        clearMessage()
+        guard index >= 0, index <= Int(UInt32.max), TIFFSetDirectory(handle, UInt32(index)) != 0 else {
+            throw failure("cannot read page \(index)")
+        }
+    }
+
+    /// Makes the directory at byte `offset` current (a SubIFD).
+    func selectSubIFD(at offset: UInt64) throws {
+        clearMessage()
+        guard TIFFSetSubDirectory(handle, offset) != 0 else { throw failure("cannot read the SubIFD at byte \(offset)") }
+    }
+}
