@@ -56,6 +56,7 @@ public final class ImageSource: Sendable {
     static func decoder(for format: ImageFormat) -> (any ImageDecoder.Type)? {
         switch format {
         case .tiff: return TIFFDecoder.self
+        case .webp: return WebPDecoder.self
         default: return nil
         }
     }

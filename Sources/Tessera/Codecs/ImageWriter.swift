@@ -26,6 +26,7 @@ public enum ImageWriter {
     static func encoderType(for format: ImageFormat) -> (any FormatEncoder.Type)? {
         switch format {
         case .tiff: return TIFFEncoder.self
+        case .webp: return WebPEncoder.self
         default: return nil
         }
     }

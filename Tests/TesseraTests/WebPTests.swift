@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+@testable import Tessera
+
+@Suite struct WebPTests {
+    static func options(lossless: Bool, quality: Int = 90) -> EncodeOptions {
+        var options = EncodeOptions()
+        options.lossless = lossless
+        options.quality = quality
+        return options
+    }
+
+    @Test(arguments: [PixelFormat.rgb8, .rgba8])
+    func losslessRoundTripIsExact(format: PixelFormat) throws {
+        let folder = try TestImages.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let image = TestImages.make(width: 97, height: 61, format: format)
+        let path = "\(folder)/image.webp"
+        try TestImages.write(image, to: path, options: Self.options(lossless: true))
+        let source = try ImageSource(path: path)
+        #expect(source.properties.format == .webp)
+        #expect(source.properties.size == image.size)
+        #expect(source.properties.hasAlpha == format.hasAlpha)
+        let decoded = try source.makeReader().readAll()
+        #expect(decoded.format == format)
+        #expect(decoded.bytes == image.bytes)
+    }
+
+    @Test(arguments: [PixelFormat.rgb8, .rgba8])
+    func lossyRoundTripIsClose(format: PixelFormat) throws {
+        let folder = try TestImages.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let image = TestImages.make(width: 128, height: 96, format: format, smooth: true)
+        let path = "\(folder)/image.webp"
+        try TestImages.write(image, to: path, options: Self.options(lossless: false))
+        let decoded = try TestImages.read(path)
+        #expect(decoded.format == format)
+        #expect(TestImages.meanDifference(decoded, image) < 3)
+    }
+
+    @Test func grayAndSixteenBitInputIsStoredAsRGB() throws {
+        let folder = try TestImages.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = "\(folder)/gray.webp"
+        try TestImages.write(TestImages.make(width: 40, height: 30, format: PixelFormat(.gray, bitDepth: 16)),
+                             to: path, options: Self.options(lossless: true))
+        let decoded = try TestImages.read(path)
+        #expect(decoded.format == .rgb8)
+        #expect(decoded.pixel(x: 5, y: 7)[0] == decoded.pixel(x: 5, y: 7)[1])
+    }
+
+    @Test(arguments: [false, true])
+    func regionReadsEqualTheSameRectangleOfAFullRead(lossless: Bool) throws {
+        let folder = try TestImages.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = "\(folder)/image.webp"
+        try TestImages.write(TestImages.make(width: 150, height: 110, format: .rgba8), to: path,
+                             options: Self.options(lossless: lossless))
+        let full = try TestImages.read(path)
+        for region in [Rect(x: 0, y: 0, width: 150, height: 110), Rect(x: 1, y: 1, width: 10, height: 10),
+                       Rect(x: 33, y: 17, width: 64, height: 80), Rect(x: 149, y: 109, width: 1, height: 1),
+                       Rect(x: 0, y: 55, width: 150, height: 3)] {
+            let part = try TestImages.read(path, ReadOptions(region: region))
+            #expect(part.bytes == TestImages.crop(full, region).bytes, "\(region)")
+        }
+    }
+
+    @Test(arguments: [2, 4, 8, 16])
+    func scaledReadsRoundSizesUp(scale: Int) throws {
+        let folder = try TestImages.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = "\(folder)/image.webp"
+        let image = TestImages.make(width: 101, height: 67, format: .rgb8, smooth: true)
+        try TestImages.write(image, to: path, options: Self.options(lossless: true))
+        let scaled = try TestImages.read(path, ReadOptions(scale: scale))
+        #expect(scaled.size == reducedSize(image.size, by: scale))
+        // A smooth image scaled by libwebp stays close to the box-shrunk original.
+        let shrunk = try BoxShrinkReader(source: BufferReader(image), factor: scale).readAll()
+        #expect(TestImages.meanDifference(scaled, shrunk) < 6)
+        let region = Rect(x: 10, y: 20, width: 50, height: 30)
+        let part = try TestImages.read(path, ReadOptions(region: region, scale: scale))
+        #expect(part.bytes == TestImages.crop(scaled, region.reduced(by: scale)).bytes)
+    }
+
+    @Test func imagesOverTheWebPLimitAreRefused() throws {
+        let folder = try TestImages.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        #expect(throws: TesseraError.self) {
+            _ = try ImageWriter.makeEncoder(path: "\(folder)/wide.webp", size: Size(width: 16384, height: 2),
+                                            pixelFormat: .rgb8)
+        }
+        do {
+            _ = try ImageWriter.makeEncoder(path: "\(folder)/wide.webp", size: Size(width: 16384, height: 2),
+                                            pixelFormat: .rgb8)
+        } catch let error as TesseraError {
+            #expect(error.description.contains("16383"))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
+    }
+
+    @Test(arguments: [false, true])
+    func damagedFilesGiveErrorsNotCrashes(lossless: Bool) throws {
+        let folder = try TestImages.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = "\(folder)/image.webp"
+        try TestImages.write(TestImages.make(width: 120, height: 90, format: .rgba8), to: path,
+                             options: Self.options(lossless: lossless))
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        TestImages.damagedCopies(of: bytes) { damaged, label in
+            do {
+                _ = try ImageSource(bytes: damaged, name: "damaged.webp").makeReader().readAll()
+                #expect(!label.hasPrefix("truncated"), "\(label) decoded without an error")
+            } catch is TesseraError {
+            } catch {
+                Issue.record("\(label): \(error) is not a TesseraError")
+            }
+        }
+    }
+
+    @Test func truncatedFileGivesItsDecodedRowsWhenPartialResultsAreAllowed() throws {
+        let folder = try TestImages.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = "\(folder)/image.webp"
+        let image = TestImages.make(width: 64, height: 64, format: .rgb8, smooth: true)
+        try TestImages.write(image, to: path, options: Self.options(lossless: false))
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let source = try ImageSource(bytes: Array(bytes.prefix(bytes.count * 3 / 4)), name: "cut.webp")
+        #expect(throws: TesseraError.self) { _ = try source.makeReader().readAll() }
+        let partial = try source.makeReader(ReadOptions(allowPartial: true)).readAll()
+        let top = Rect(x: 0, y: 0, width: 64, height: 16)
+        #expect(TestImages.meanDifference(TestImages.crop(partial, top), TestImages.crop(image, top)) < 3)
+    }
+}
