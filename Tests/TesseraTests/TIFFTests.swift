@@ -144,3 +144,165 @@ extension TIFFTests {
         }
     }
 }
+
+// MARK: - Peers
+
+extension TIFFTests {
+    /// Has Pillow write TIFF variants and, beside each, the pixels Pillow decodes from it as raw bytes in Tessera's
+    /// output layout (bilevel as 8-bit gray, palette and CMYK as RGB).
+    static let pillowScript = """
+        import sys
+        import numpy as np
+        from PIL import Image, ImageCms
+        folder = sys.argv[1]
+        rng = np.random.default_rng(7)
+        h, w = 70, 90
+        y, x = np.mgrid[0:h, 0:w]
+        rgb = np.stack([x * 255 // (w - 1), y * 255 // (h - 1), (x + y) * 255 // (w + h - 2)], -1)
+        rgb = (rgb + rng.integers(0, 16, rgb.shape)).clip(0, 255).astype(np.uint8)
+        base = Image.fromarray(rgb, "RGB")
+        alpha = Image.fromarray(((x * 3 + y) % 256).astype(np.uint8), "L")
+        rgba = base.copy()
+        rgba.putalpha(alpha)
+        gray = base.convert("L")
+        icc = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+        variants = {
+            "rgb_raw": (base, dict(compression="raw", tiffinfo={274: 6}, icc_profile=icc)),
+            "rgb_lzw": (base, dict(compression="tiff_lzw")),
+            "rgb_deflate": (base, dict(compression="tiff_adobe_deflate")),
+            "rgb_packbits": (base, dict(compression="packbits")),
+            "rgb_jpeg": (base, dict(compression="jpeg", quality=90)),
+            "rgba_lzw": (rgba, dict(compression="tiff_lzw")),
+            "la_deflate": (Image.merge("LA", (gray, alpha)), dict(compression="tiff_adobe_deflate")),
+            "l_raw": (gray, dict(compression="raw")),
+            "bilevel_raw": (gray.point(lambda v: 255 if v > 128 else 0).convert("1"), dict(compression="raw")),
+            "bilevel_g4": (gray.point(lambda v: 255 if v > 128 else 0).convert("1"), dict(compression="group4")),
+            "palette_lzw": (base.quantize(64), dict(compression="tiff_lzw")),
+            "cmyk_raw": (base.convert("CMYK"), dict(compression="raw")),
+            "i16_deflate": (Image.fromarray((x * 700 + y * 13).astype(np.uint16)), dict(compression="tiff_adobe_deflate")),
+        }
+        for name, (image, options) in variants.items():
+            path = f"{folder}/{name}.tif"
+            image.save(path, **options)
+            back = Image.open(path)
+            back.load()
+            if "tiffinfo" in options:
+                # Pillow applies the orientation tag when loading; Tessera leaves that to the caller.
+                back = image
+            if back.mode in ("1", "P", "CMYK"):
+                back = back.convert("L" if back.mode == "1" else "RGB")
+            with open(f"{folder}/{name}.raw", "wb") as out:
+                out.write(back.tobytes())
+        pages = [base, gray.resize((40, 30)), rgba]
+        pages[0].save(f"{folder}/pages.tif", save_all=True, append_images=pages[1:], compression="tiff_lzw")
+        with open(f"{folder}/pages.raw", "wb") as out:
+            out.write(pages[1].tobytes())
+        """
+
+    /// The variants Pillow wrote and how close our decode must be: 0 is exact.
+    static let pillowVariants: [(name: String, tolerance: Double)] = [
+        ("rgb_raw", 0), ("rgb_lzw", 0), ("rgb_deflate", 0), ("rgb_packbits", 0), ("rgb_jpeg", 1), ("rgba_lzw", 0),
+        ("la_deflate", 0), ("l_raw", 0), ("bilevel_raw", 0), ("bilevel_g4", 0), ("palette_lzw", 0), ("cmyk_raw", 0.6),
+        ("i16_deflate", 0),
+    ]
+
+    /// A folder of Pillow-written TIFFs, or nil (after recording why) when Pillow is missing.
+    static func pillowFolder() throws -> String? {
+        guard TestImages.hasPillow else {
+            print("skipped: Pillow and numpy are needed for the peer comparison")
+            return nil
+        }
+        let folder = try TestImages.temporaryFolder()
+        try pillowScript.write(toFile: "\(folder)/generate.py", atomically: true, encoding: .utf8)
+        #expect(TestImages.run("python3", ["\(folder)/generate.py", folder]) == 0)
+        return folder
+    }
+
+    @Test func decodesWhatPillowWritesAsPillowDoes() throws {
+        guard let folder = try Self.pillowFolder() else { return }
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for (name, tolerance) in Self.pillowVariants {
+            let decoded = try TestImages.read("\(folder)/\(name).tif")
+            let expected = try [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(folder)/\(name).raw")))
+            #expect(decoded.bytes.count == expected.count, "\(name): \(decoded.format)")
+            guard decoded.bytes.count == expected.count else { continue }
+            if tolerance == 0 {
+                let identical = decoded.bytes == expected
+                #expect(identical, "\(name): \(decoded.format)")
+            } else {
+                let reference = ImageBuffer(width: decoded.width, height: decoded.height, format: decoded.format,
+                                            bytes: expected)
+                #expect(TestImages.meanDifference(decoded, reference) <= tolerance, "\(name)")
+            }
+        }
+        let tagged = try ImageSource(path: "\(folder)/rgb_raw.tif").properties
+        #expect(tagged.orientation == 6)
+        #expect(tagged.hasICCProfile)
+        #expect(try ImageSource(path: "\(folder)/palette_lzw.tif").properties.colorModel == .palette)
+        #expect(try ImageSource(path: "\(folder)/cmyk_raw.tif").properties.colorModel == .cmyk)
+    }
+
+    @Test func pagesAreCountedAndReadByIndex() throws {
+        guard let folder = try Self.pillowFolder() else { return }
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let source = try ImageSource(path: "\(folder)/pages.tif")
+        #expect(source.properties.pageCount == 3)
+        // The second page is not half the first, so it is a page, not a pyramid level.
+        #expect(source.properties.levels == [source.properties.size])
+        let page = try source.makeReader(ReadOptions(page: 1)).readAll()
+        #expect(page.size == Size(width: 40, height: 30))
+        #expect(page.bytes == (try [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(folder)/pages.raw")))))
+        #expect(try source.makeReader(ReadOptions(page: 2)).readAll().format == .rgba8)
+        #expect(throws: TesseraError.self) { _ = try source.makeReader(ReadOptions(page: 3)) }
+    }
+
+    @Test func truncatedFileGivesItsDecodedRowsWhenPartialResultsAreAllowed() throws {
+        guard let folder = try Self.pillowFolder() else { return }
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // Pillow's own writer puts the directory before the pixels, so a cut file still opens.
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(folder)/rgb_raw.tif")))
+        let source = try ImageSource(bytes: Array(bytes.prefix(bytes.count / 2)), name: "cut.tif")
+        do {
+            _ = try source.makeReader().readAll()
+            Issue.record("a truncated TIFF decoded without an error")
+        } catch let error as TesseraError {
+            guard case .truncated = error else { throw error }
+            #expect(error.description.contains("row"))
+        }
+        let partial = try source.makeReader(ReadOptions(allowPartial: true)).readAll()
+        let full = try TestImages.read("\(folder)/rgb_raw.tif")
+        let top = Rect(x: 0, y: 0, width: full.width, height: 10)
+        #expect(TestImages.crop(partial, top).bytes == TestImages.crop(full, top).bytes)
+    }
+
+    @Test(arguments: [false, true])
+    func pyramidLevelsAreReadNatively(subIFDs: Bool) throws {
+        guard TestImages.hasVips else {
+            print("skipped: libvips' `vips` command is needed to write a pyramidal TIFF")
+            return
+        }
+        let folder = try TestImages.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let image = TestImages.make(width: 512, height: 384, format: .rgb8, smooth: true)
+        try TestImages.write(image, to: "\(folder)/flat.tif", options: Self.options(.none, tiled: false))
+        let arguments = ["tiffsave", "\(folder)/flat.tif", "\(folder)/pyramid.tif", "--tile", "--pyramid",
+                         "--tile-width", "64", "--tile-height", "64", "--compression", "deflate"]
+        #expect(TestImages.run("vips", arguments + (subIFDs ? ["--subifd"] : [])) == 0)
+        let source = try ImageSource(path: "\(folder)/pyramid.tif")
+        let levels = source.properties.levels
+        #expect(Array(levels.prefix(4)) == [Size(width: 512, height: 384), Size(width: 256, height: 192),
+                                            Size(width: 128, height: 96), Size(width: 64, height: 48)])
+        #expect(TIFFDecoder.nativeScales(for: source.properties).starts(with: [1, 2, 4, 8]))
+        #expect(source.properties.pageCount == (subIFDs ? 1 : levels.count))
+        let half = try source.makeReader(ReadOptions(scale: 2)).readAll()
+        #expect(half.size == Size(width: 256, height: 192))
+        // libvips averages 2x2 blocks for each level, as the box shrink does.
+        let shrunk = try BoxShrinkReader(source: BufferReader(image), factor: 2).readAll()
+        #expect(TestImages.meanDifference(half, shrunk) < 1.5)
+        let region = Rect(x: 100, y: 60, width: 300, height: 200)
+        let part = try source.makeReader(ReadOptions(region: region, scale: 2)).readAll()
+        #expect(part.bytes == TestImages.crop(half, region.reduced(by: 2)).bytes)
+        // 1/16 comes from the 1/8 level, shrunk.
+        #expect(try source.makeReader(ReadOptions(scale: 16)).readAll().size == Size(width: 32, height: 24))
+    }
+}
