@@ -306,3 +306,31 @@ extension TIFFTests {
         #expect(try source.makeReader(ReadOptions(scale: 16)).readAll().size == Size(width: 32, height: 24))
     }
 }
+
+extension TIFFTests {
+    @Test(arguments: [false, true])
+    func regionReadsDecodeOnlyIntersectingStripsAndTiles(tiled: Bool) throws {
+        let folder = try TestImages.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = "\(folder)/image.tif"
+        // 4 KiB rows make 128-row strips; tiles are 64x64, 8 across.
+        let image = TestImages.make(width: 512, height: 256, format: PixelFormat(.rgba, bitDepth: 16))
+        var options = Self.options(.deflate, tiled: tiled)
+        options.tileSize = 64
+        try TestImages.write(image, to: path, options: options)
+        // Break the first strip or tile, and for tiles also the one right of the region: deflate fails on them.
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let file = try TIFFFile(reading: .file(path: path), budget: .default)
+        let layout = try TIFFLayout(file)
+        #expect(layout.isTiled == tiled && layout.blockHeight < 130)
+        for block: UInt32 in tiled ? [0, 19] : [0] {
+            let range = file.byteRange(ofBlock: block)
+            for index in Int(range.offset)..<Int(range.offset + range.count) { bytes[index] = 0xFF }
+        }
+        let source = try ImageSource(bytes: bytes, name: "broken.tif")
+        #expect(throws: TesseraError.self) { _ = try source.makeReader().readAll() }
+        let region = Rect(x: 10, y: 130, width: 150, height: 120)
+        let part = try source.makeReader(ReadOptions(region: region)).readAll()
+        #expect(part.bytes == TestImages.crop(image, region).bytes)
+    }
+}

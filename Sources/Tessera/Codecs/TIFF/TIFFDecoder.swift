@@ -170,8 +170,8 @@ final class TIFFDecoder: ImageDecoder {
     private func readBlock(_ number: UInt32, firstRow: Int) throws {
         let context = "at row \(firstRow.grouped) of \(size.height.grouped)"
         var truncated = false
-        let offset = TIFFGetStrileOffset(file.handle, number), length = TIFFGetStrileByteCount(file.handle, number)
-        let (end, overflow) = offset.addingReportingOverflow(length)
+        let stored = file.byteRange(ofBlock: number)
+        let (end, overflow) = stored.offset.addingReportingOverflow(stored.count)
         if overflow || end > UInt64(file.byteCount) {
             truncated = true
             if !request.allowPartial {

@@ -145,6 +145,11 @@ final class TIFFFile {
         }
     }
 
+    /// Where strip or tile `number` of the current directory is stored: its first byte and its byte count.
+    func byteRange(ofBlock number: UInt32) -> (offset: UInt64, count: UInt64) {
+        (TIFFGetStrileOffset(handle, number), TIFFGetStrileByteCount(handle, number))
+    }
+
     // MARK: - Directories
 
     /// The number of top-level directories (pages).
