@@ -131,3 +131,66 @@ import Testing
         #expect(TestImages.meanDifference(TestImages.crop(partial, top), TestImages.crop(image, top)) < 3)
     }
 }
+
+// MARK: - Peers
+
+extension WebPTests {
+    /// Has Pillow write WebP variants and, beside each, its decoded pixels as raw bytes.
+    static let pillowScript = """
+        import sys
+        import numpy as np
+        from PIL import Image, ImageCms
+        folder = sys.argv[1]
+        rng = np.random.default_rng(3)
+        h, w = 60, 80
+        y, x = np.mgrid[0:h, 0:w]
+        rgb = np.stack([x * 255 // (w - 1), y * 255 // (h - 1), (x + y) * 255 // (w + h - 2)], -1)
+        rgb = (rgb + rng.integers(0, 16, rgb.shape)).clip(0, 255).astype(np.uint8)
+        base = Image.fromarray(rgb, "RGB")
+        rgba = base.copy()
+        rgba.putalpha(Image.fromarray(((x * 3 + y) % 256).astype(np.uint8), "L"))
+        exif = Image.Exif()
+        exif[274] = 6
+        icc = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+        variants = {
+            "lossless_rgb": (base, dict(lossless=True)),
+            "lossless_rgba": (rgba, dict(lossless=True, exact=True)),
+            "lossy_rgb": (base, dict(quality=80)),
+            "tagged": (base, dict(lossless=True, exif=exif.tobytes(), icc_profile=icc)),
+        }
+        for name, (image, options) in variants.items():
+            path = f"{folder}/{name}.webp"
+            image.save(path, **options)
+            back = Image.open(path)
+            back.load()
+            if "exif" in options:
+                back = image
+            with open(f"{folder}/{name}.raw", "wb") as out:
+                out.write(back.tobytes())
+        """
+
+    @Test func decodesWhatPillowWritesAsPillowDoes() throws {
+        guard TestImages.hasPillow else {
+            print("skipped: Pillow and numpy are needed for the peer comparison")
+            return
+        }
+        let folder = try TestImages.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Self.pillowScript.write(toFile: "\(folder)/generate.py", atomically: true, encoding: .utf8)
+        #expect(TestImages.run("python3", ["\(folder)/generate.py", folder]) == 0)
+        for (name, tolerance) in [("lossless_rgb", 0.0), ("lossless_rgba", 0), ("lossy_rgb", 1), ("tagged", 0)] {
+            let decoded = try TestImages.read("\(folder)/\(name).webp")
+            let expected = try [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(folder)/\(name).raw")))
+            #expect(decoded.bytes.count == expected.count, "\(name): \(decoded.format)")
+            guard decoded.bytes.count == expected.count else { continue }
+            let reference = ImageBuffer(width: decoded.width, height: decoded.height, format: decoded.format,
+                                        bytes: expected)
+            #expect(TestImages.meanDifference(decoded, reference) <= tolerance, "\(name)")
+        }
+        let tagged = try ImageSource(path: "\(folder)/tagged.webp").properties
+        #expect(tagged.orientation == 6)
+        #expect(tagged.hasICCProfile)
+        let plain = try ImageSource(path: "\(folder)/lossless_rgba.webp").properties
+        #expect(plain.orientation == 1 && !plain.hasICCProfile && plain.hasAlpha)
+    }
+}
