@@ -334,3 +334,67 @@ extension TIFFTests {
         #expect(part.bytes == TestImages.crop(image, region).bytes)
     }
 }
+
+// MARK: - Hand-made files
+
+extension TIFFTests {
+    /// A little-endian, uncompressed, stripped TIFF of 8-bit samples; `planes` holds one array per sample when
+    /// planar-separate, else one array of interleaved samples.
+    static func handmadeTIFF(width: Int, height: Int, samples: Int, photometric: Int, rowsPerStrip: Int,
+                             planes: [[UInt8]]) -> [UInt8] {
+        var bytes: [UInt8] = Array("II".utf8) + [42, 0, 8, 0, 0, 0]
+        func append(_ value: Int, size: Int) {
+            for index in 0..<size { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * index))) }
+        }
+        let stripsPerPlane = (height + rowsPerStrip - 1) / rowsPerStrip
+        let planeRowBytes = planes[0].count / height
+        var strips: [(offset: Int, count: Int)] = []
+        // Entries: tag, type (3 SHORT, 4 LONG), count, value or offset of the values placed after the directory.
+        let entryCount = 10, directoryEnd = 8 + 2 + entryCount * 12 + 4
+        let bitsOffset = directoryEnd, offsetsOffset = bitsOffset + 2 * samples
+        let countsOffset = offsetsOffset + 4 * stripsPerPlane * planes.count
+        var dataOffset = countsOffset + 4 * stripsPerPlane * planes.count
+        for _ in planes {
+            for strip in 0..<stripsPerPlane {
+                let rows = min(rowsPerStrip, height - strip * rowsPerStrip)
+                strips.append((dataOffset, rows * planeRowBytes))
+                dataOffset += rows * planeRowBytes
+            }
+        }
+        let entries: [(Int, Int, Int, Int)] = [
+            (256, 4, 1, width), (257, 4, 1, height), (258, 3, samples, samples == 1 ? 8 : bitsOffset),
+            (259, 3, 1, 1), (262, 3, 1, photometric), (273, 4, strips.count, strips.count == 1 ? strips[0].offset : offsetsOffset),
+            (277, 3, 1, samples), (278, 4, 1, rowsPerStrip),
+            (279, 4, strips.count, strips.count == 1 ? strips[0].count : countsOffset), (284, 3, 1, planes.count > 1 ? 2 : 1),
+        ]
+        append(entryCount, size: 2)
+        for (tag, type, count, value) in entries {
+            append(tag, size: 2); append(type, size: 2); append(count, size: 4); append(value, size: 4)
+        }
+        append(0, size: 4)
+        for _ in 0..<samples { append(8, size: 2) }
+        for strip in strips { append(strip.offset, size: 4) }
+        for strip in strips { append(strip.count, size: 4) }
+        for plane in planes { bytes += plane }
+        return bytes
+    }
+
+    @Test func planarSeparateSamplesAreInterleaved() throws {
+        let width = 37, height = 23
+        let image = TestImages.make(width: width, height: height, format: .rgb8)
+        let planes = (0..<3).map { sample in stride(from: sample, to: image.bytes.count, by: 3).map { image.bytes[$0] } }
+        let bytes = Self.handmadeTIFF(width: width, height: height, samples: 3, photometric: 2, rowsPerStrip: 10,
+                                      planes: planes)
+        let source = try ImageSource(bytes: bytes, name: "planar.tif")
+        #expect(try source.makeReader().readAll().bytes == image.bytes)
+        let region = Rect(x: 3, y: 12, width: 20, height: 9)
+        #expect(try source.makeReader(ReadOptions(region: region)).readAll().bytes == TestImages.crop(image, region).bytes)
+    }
+
+    @Test func minIsWhiteGrayIsInverted() throws {
+        let image = TestImages.make(width: 19, height: 7, format: .gray8)
+        let bytes = Self.handmadeTIFF(width: 19, height: 7, samples: 1, photometric: 0, rowsPerStrip: 7,
+                                      planes: [image.bytes.map { 255 - $0 }])
+        #expect(try ImageSource(bytes: bytes, name: "white.tif").makeReader().readAll().bytes == image.bytes)
+    }
+}

@@ -15,10 +15,13 @@ final class TIFFDecoder: ImageDecoder {
     /// The decoded rows of one row of blocks (strip or tiles), restricted columns only, in `format`.
     private var band: [UInt8] = []
     private var bandIndex: Int?
-    /// One block as libtiff decodes it.
+    /// One block as libtiff decodes it, samples interleaved.
     private var block: [UInt8] = []
     /// The bytes of one decoded row of a block.
     private let blockRowBytes: Int
+    /// Planar-separate files store each sample in its own blocks: one plane's block, and its row size in bytes.
+    private var plane: [UInt8] = []
+    private let planeRowBytes: Int
 
     // MARK: - Properties
 
@@ -58,10 +61,6 @@ final class TIFFDecoder: ImageDecoder {
             }
         }
         let layout = try TIFFLayout(file)
-        if layout.planarSeparate && layout.samplesPerPixel > 1 {
-            throw TesseraError.unsupported(path: name, feature: "planar-separate TIFF (one plane per channel);"
-                                           + " rewrite it contiguous, e.g. `tiffcp -p contig`")
-        }
         if layout.photometric == .ycbcr {
             // libtiff's JPEG codec converts YCbCr to RGB itself; other YCbCr storage is subsampled raw data.
             guard Int32(layout.compression) == COMPRESSION_JPEG else {
@@ -72,19 +71,21 @@ final class TIFFDecoder: ImageDecoder {
         let format = layout.outputFormat
         let converter = try TIFFSampleConverter(layout: layout, colorMap: file.colorMap(entries: 1 << layout.bitsPerSample),
                                                 name: name)
+        // For planar-separate files libtiff's sizes are those of one sample's plane.
+        let planes = layout.planarSeparate ? layout.samplesPerPixel : 1
         let blockBytes = layout.isTiled ? TIFFTileSize64(file.handle) : TIFFStripSize64(file.handle)
         let rowBytes = layout.isTiled ? TIFFTileRowSize64(file.handle) : TIFFScanlineSize64(file.handle)
-        guard blockBytes > 0, rowBytes > 0, blockBytes <= UInt64(Int.max), rowBytes <= blockBytes else {
+        guard blockBytes > 0, rowBytes > 0, blockBytes <= UInt64(Int.max / planes), rowBytes <= blockBytes else {
             throw file.failure("invalid strip or tile size")
         }
         // The rows libtiff decodes must hold the pixels the layout says they do.
         let (rowBits, overflow) = layout.blockWidth.multipliedReportingOverflow(
-            by: layout.samplesPerPixel * layout.bitsPerSample)
+            by: layout.samplesPerPixel / planes * layout.bitsPerSample)
         guard !overflow, Int(rowBytes) >= (rowBits + 7) / 8,
               Int(blockBytes) / Int(rowBytes) >= layout.blockHeight else {
             throw TesseraError.corrupt(path: name, detail: "strip or tile size does not match the image layout")
         }
-        try request.budget.check(Int(blockBytes), for: "one TIFF strip or tile", path: name)
+        try request.budget.check(Int(blockBytes) * planes, for: "one TIFF strip or tile", path: name)
         try request.budget.checkRows(width: layout.width, rows: layout.blockHeight, format: format,
                                      for: "one row of TIFF strips or tiles", path: name)
         self.file = file
@@ -94,8 +95,17 @@ final class TIFFDecoder: ImageDecoder {
         self.request = request
         self.size = layout.size
         self.columns = 0..<layout.width
-        self.blockRowBytes = Int(rowBytes)
-        self.block = [UInt8](repeating: 0, count: Int(blockBytes))
+        if planes == 1 {
+            blockRowBytes = Int(rowBytes)
+            planeRowBytes = 0
+            block = [UInt8](repeating: 0, count: Int(blockBytes))
+        } else {
+            // Sub-byte samples come one to a pixel, so planar images here have 8- or 16-bit samples.
+            blockRowBytes = layout.blockWidth * layout.samplesPerPixel * layout.bitsPerSample / 8
+            planeRowBytes = Int(rowBytes)
+            block = [UInt8](repeating: 0, count: blockRowBytes * layout.blockHeight)
+            plane = [UInt8](repeating: 0, count: Int(blockBytes))
+        }
     }
 
     // MARK: - Rows
@@ -148,10 +158,14 @@ final class TIFFDecoder: ImageDecoder {
         bandIndex = nil
         var left = columns.lowerBound / layout.blockWidth * layout.blockWidth
         while left < columns.upperBound {
-            let blockNumber = layout.isTiled
-                ? TIFFComputeTile(file.handle, UInt32(left), UInt32(top), 0, 0)
-                : TIFFComputeStrip(file.handle, UInt32(top), 0)
-            try readBlock(blockNumber, firstRow: top)
+            if plane.isEmpty {
+                try block.withUnsafeMutableBytes { try readBlock(at: left, top, sample: 0, into: $0) }
+            } else {
+                for sample in 0..<layout.samplesPerPixel {
+                    try plane.withUnsafeMutableBytes { try readBlock(at: left, top, sample: sample, into: $0) }
+                    interleave(sample: sample, rows: rows)
+                }
+            }
             let from = max(left, columns.lowerBound), to = min(left + layout.blockWidth, columns.upperBound)
             block.withUnsafeBytes { block in
                 band.withUnsafeMutableBytes { band in
@@ -166,9 +180,30 @@ final class TIFFDecoder: ImageDecoder {
         bandIndex = index
     }
 
-    /// Reads strip or tile `number` into `block`; a truncated block is zero-filled when partial results are allowed.
-    private func readBlock(_ number: UInt32, firstRow: Int) throws {
-        let context = "at row \(firstRow.grouped) of \(size.height.grouped)"
+    /// Copies one sample's plane into its place among the interleaved samples of `block`.
+    private func interleave(sample: Int, rows: Int) {
+        let sampleBytes = layout.bitsPerSample / 8, pixelBytes = layout.samplesPerPixel * sampleBytes
+        let width = layout.blockWidth
+        plane.withUnsafeBytes { plane in
+            block.withUnsafeMutableBytes { block in
+                for row in 0..<rows {
+                    let source = plane.baseAddress! + row * planeRowBytes
+                    let target = block.baseAddress! + row * blockRowBytes + sample * sampleBytes
+                    for x in 0..<width {
+                        (target + x * pixelBytes).copyMemory(from: source + x * sampleBytes, byteCount: sampleBytes)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads the strip or tile holding pixel (`x`, `y`) of `sample`'s plane (0 unless planar-separate) into
+    /// `buffer`; a truncated block is zero-filled when partial results are allowed.
+    private func readBlock(at x: Int, _ y: Int, sample: Int, into buffer: UnsafeMutableRawBufferPointer) throws {
+        let number = layout.isTiled
+            ? TIFFComputeTile(file.handle, UInt32(x), UInt32(y), 0, UInt16(sample))
+            : TIFFComputeStrip(file.handle, UInt32(y), UInt16(sample))
+        let context = "at row \(y.grouped) of \(size.height.grouped)"
         var truncated = false
         let stored = file.byteRange(ofBlock: number)
         let (end, overflow) = stored.offset.addingReportingOverflow(stored.count)
@@ -179,13 +214,11 @@ final class TIFFDecoder: ImageDecoder {
             }
         }
         file.clearMessage()
-        if request.allowPartial { block.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) } }
-        let count = tmsize_t(block.count)
-        let result = block.withUnsafeMutableBytes { buffer in
-            layout.isTiled
-                ? TIFFReadEncodedTile(file.handle, number, buffer.baseAddress, count)
-                : TIFFReadEncodedStrip(file.handle, number, buffer.baseAddress, count)
-        }
+        if request.allowPartial { _ = buffer.initializeMemory(as: UInt8.self, repeating: 0) }
+        let count = tmsize_t(buffer.count)
+        let result = layout.isTiled
+            ? TIFFReadEncodedTile(file.handle, number, buffer.baseAddress, count)
+            : TIFFReadEncodedStrip(file.handle, number, buffer.baseAddress, count)
         if result < 0 && !(truncated && request.allowPartial) {
             throw file.failure(context, truncated: truncated)
         }
