@@ -398,3 +398,63 @@ extension TIFFTests {
         #expect(try ImageSource(bytes: bytes, name: "white.tif").makeReader().readAll().bytes == image.bytes)
     }
 }
+
+extension TIFFTests {
+    @Test func pillowReadsWhatWeWrite() throws {
+        guard TestImages.hasPillow else {
+            print("skipped: Pillow and numpy are needed for the peer comparison")
+            return
+        }
+        let folder = try TestImages.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // Pillow has no 16-bit RGB mode, so 16 bits are checked on gray.
+        var written: [(name: String, image: ImageBuffer, exact: Bool)] = []
+        for compression in EncodeOptions.TIFFCompression.allCases where compression != .webp {
+            for tiled in [false, true] {
+                for format in [PixelFormat.gray8, .rgb8, .rgba8, PixelFormat(.gray, bitDepth: 16)] {
+                    let options = Self.options(compression, tiled: tiled)
+                    let accepted = TIFFEncoder.acceptedFormat(for: format, options: options)
+                    guard accepted == format else { continue }
+                    let image = TestImages.make(width: 50, height: 40, format: format, smooth: compression == .jpeg)
+                    let name = "\(compression)-\(tiled ? "tiled" : "strips")-\(format.channelCount)-\(format.bitDepth)"
+                    try TestImages.write(image, to: "\(folder)/\(name).tif", options: options)
+                    written.append((name, image, compression != .jpeg))
+                }
+            }
+        }
+        let script = """
+            import sys, glob
+            from PIL import Image
+            for path in glob.glob(sys.argv[1] + "/*.tif"):
+                image = Image.open(path)
+                image.load()
+                open(path[:-4] + ".raw", "wb").write(image.tobytes())
+            """
+        try script.write(toFile: "\(folder)/read.py", atomically: true, encoding: .utf8)
+        #expect(TestImages.run("python3", ["\(folder)/read.py", folder]) == 0)
+        for (name, image, exact) in written {
+            let decoded = try [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(folder)/\(name).raw")))
+            #expect(decoded.count == image.bytes.count, "\(name)")
+            guard decoded.count == image.bytes.count else { continue }
+            let difference = TestImages.meanDifference(
+                ImageBuffer(width: image.width, height: image.height, format: image.format, bytes: decoded), image)
+            #expect(exact ? difference == 0 : difference < 2.5, "\(name)")
+        }
+    }
+}
+
+extension TIFFTests {
+    @Test func budgetTooSmallForAStripIsAMemoryLimitError() throws {
+        let folder = try TestImages.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try TestImages.write(TestImages.make(width: 300, height: 200, format: .rgb8), to: "\(folder)/image.tif",
+                             options: Self.options(.deflate, tiled: false))
+        let source = try ImageSource(path: "\(folder)/image.tif", budget: MemoryBudget(limit: 10_000))
+        #expect {
+            _ = try source.makeReader()
+        } throws: { error in
+            guard case .memoryLimit = error as? TesseraError else { return false }
+            return true
+        }
+    }
+}

@@ -194,3 +194,41 @@ extension WebPTests {
         #expect(plain.orientation == 1 && !plain.hasICCProfile && plain.hasAlpha)
     }
 }
+
+extension WebPTests {
+    @Test func pillowReadsWhatWeWrite() throws {
+        guard TestImages.hasPillow else {
+            print("skipped: Pillow and numpy are needed for the peer comparison")
+            return
+        }
+        let folder = try TestImages.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let image = TestImages.make(width: 50, height: 40, format: .rgba8)
+        try TestImages.write(image, to: "\(folder)/image.webp", options: Self.options(lossless: true))
+        let script = """
+            import sys
+            from PIL import Image
+            image = Image.open(sys.argv[1] + "/image.webp")
+            image.load()
+            open(sys.argv[1] + "/image.raw", "wb").write(image.tobytes())
+            """
+        try script.write(toFile: "\(folder)/read.py", atomically: true, encoding: .utf8)
+        #expect(TestImages.run("python3", ["\(folder)/read.py", folder]) == 0)
+        let decoded = try [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(folder)/image.raw")))
+        #expect(decoded == image.bytes)
+    }
+
+    @Test func budgetTooSmallForTheFileIsAMemoryLimitError() throws {
+        let folder = try TestImages.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try TestImages.write(TestImages.make(width: 64, height: 64, format: .rgb8), to: "\(folder)/image.webp",
+                             options: Self.options(lossless: true))
+        let source = try ImageSource(path: "\(folder)/image.webp", budget: MemoryBudget(limit: 2000))
+        #expect {
+            _ = try source.makeReader().readAll(budget: MemoryBudget(limit: 1 << 20))
+        } throws: { error in
+            guard case .memoryLimit = error as? TesseraError else { return false }
+            return true
+        }
+    }
+}
