@@ -1,7 +1,6 @@
 // libtiff with per-handle error capture: each handle keeps its first error message for Tessera's errors instead of
 // libtiff printing to stderr, and the variadic TIFFGetField/TIFFSetField get typed wrappers.
 #include "CCodecShims.h"
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,16 +144,11 @@ tessera_tiff *tessera_tiff_open_memory(const unsigned char *bytes, size_t count,
 
 // MARK: - Handles
 
-int tessera_tiff_destroy(tessera_tiff *state) {
-    if (!state) return 1;
-    int ok = 1;
-    if (state->tiff) {
-        if (TIFFGetMode(state->tiff) != O_RDONLY && !TIFFFlush(state->tiff)) ok = 0;
-        TIFFClose(state->tiff);
-    }
+void tessera_tiff_destroy(tessera_tiff *state) {
+    if (!state) return;
+    if (state->tiff) TIFFClose(state->tiff);
     free(state->bytes);
     free(state);
-    return ok;
 }
 
 TIFF *tessera_tiff_handle(tessera_tiff *state) { return state->tiff; }

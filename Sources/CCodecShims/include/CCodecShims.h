@@ -85,8 +85,8 @@ tessera_tiff *tessera_tiff_open_fd(int fd, const char *name, const char *mode, l
 /// Opens bytes in memory for reading; the bytes are copied, so the caller's buffer need not outlive the call.
 tessera_tiff *tessera_tiff_open_memory(const unsigned char *bytes, size_t count, const char *name,
                                        long long max_alloc);
-/// Closes the TIFF (which, when writing, flushes it) and frees the handle; returns 0 if the close reported an error.
-int tessera_tiff_destroy(tessera_tiff *tiff);
+/// Closes the TIFF (which, when writing, flushes it) and frees the handle.
+void tessera_tiff_destroy(tessera_tiff *tiff);
 /// The open TIFF, or NULL when opening failed (the message says why).
 TIFF *tessera_tiff_handle(tessera_tiff *tiff);
 /// The first error since the last clear, or "" if none.

@@ -193,7 +193,8 @@ final class TIFFEncoder: FormatEncoder {
             throw TesseraError.invalidArgument("\(target.path): only \(nextRow.grouped) of"
                                                + " \(target.size.height.grouped) rows were written")
         }
-        try file.close()
+        try file.flush()
+        // Releasing the handle closes libtiff's descriptor before the file is renamed into place.
         self.file = nil
         try output.commit()
     }

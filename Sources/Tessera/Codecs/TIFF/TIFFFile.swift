@@ -50,8 +50,9 @@ final class TIFFFile {
 
     deinit { tessera_tiff_destroy(state) }
 
-    /// Flushes and closes the file; the handle must not be used afterwards (only `finish` paths call this).
-    func close() throws {
+    /// Writes what libtiff still holds (strips, the directory) to the file and reports a failure; the handle itself
+    /// is closed when this object is released.
+    func flush() throws {
         tessera_tiff_clear_message(state)
         guard TIFFFlush(handle) != 0 else { throw failure("write failed") }
     }
