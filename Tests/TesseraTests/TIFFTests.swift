@@ -340,8 +340,9 @@ extension TIFFTests {
 extension TIFFTests {
     /// A little-endian, uncompressed, stripped TIFF of 8-bit samples; `planes` holds one array per sample when
     /// planar-separate, else one array of interleaved samples.
+    /// `extraSample` is the ExtraSamples type of the last sample, if any (1 associated alpha, 2 unassociated).
     static func handmadeTIFF(width: Int, height: Int, samples: Int, photometric: Int, rowsPerStrip: Int,
-                             planes: [[UInt8]]) -> [UInt8] {
+                             planes: [[UInt8]], extraSample: Int? = nil) -> [UInt8] {
         var bytes: [UInt8] = Array("II".utf8) + [42, 0, 8, 0, 0, 0]
         func append(_ value: Int, size: Int) {
             for index in 0..<size { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * index))) }
@@ -350,7 +351,7 @@ extension TIFFTests {
         let planeRowBytes = planes[0].count / height
         var strips: [(offset: Int, count: Int)] = []
         // Entries: tag, type (3 SHORT, 4 LONG), count, value or offset of the values placed after the directory.
-        let entryCount = 10, directoryEnd = 8 + 2 + entryCount * 12 + 4
+        let entryCount = extraSample == nil ? 10 : 11, directoryEnd = 8 + 2 + entryCount * 12 + 4
         let bitsOffset = directoryEnd, offsetsOffset = bitsOffset + 2 * samples
         let countsOffset = offsetsOffset + 4 * stripsPerPlane * planes.count
         var dataOffset = countsOffset + 4 * stripsPerPlane * planes.count
@@ -361,12 +362,13 @@ extension TIFFTests {
                 dataOffset += rows * planeRowBytes
             }
         }
-        let entries: [(Int, Int, Int, Int)] = [
+        var entries: [(Int, Int, Int, Int)] = [
             (256, 4, 1, width), (257, 4, 1, height), (258, 3, samples, samples == 1 ? 8 : bitsOffset),
             (259, 3, 1, 1), (262, 3, 1, photometric), (273, 4, strips.count, strips.count == 1 ? strips[0].offset : offsetsOffset),
             (277, 3, 1, samples), (278, 4, 1, rowsPerStrip),
             (279, 4, strips.count, strips.count == 1 ? strips[0].count : countsOffset), (284, 3, 1, planes.count > 1 ? 2 : 1),
         ]
+        if let extraSample { entries.append((338, 3, 1, extraSample)) }
         append(entryCount, size: 2)
         for (tag, type, count, value) in entries {
             append(tag, size: 2); append(type, size: 2); append(count, size: 4); append(value, size: 4)
@@ -456,5 +458,34 @@ extension TIFFTests {
             guard case .memoryLimit = error as? TesseraError else { return false }
             return true
         }
+    }
+}
+
+extension TIFFTests {
+    @Test func premultipliedAlphaIsUnpremultiplied() throws {
+        // Colour 200,100,50 at alpha 128 is stored as 100,50,25; opaque and transparent pixels stay as they are.
+        let stored: [UInt8] = [100, 50, 25, 128, 10, 20, 30, 255, 0, 0, 0, 0]
+        let bytes = Self.handmadeTIFF(width: 3, height: 1, samples: 4, photometric: 2, rowsPerStrip: 1,
+                                      planes: [stored], extraSample: 1)
+        let source = try ImageSource(bytes: bytes, name: "premultiplied.tif")
+        #expect(source.properties.hasAlpha)
+        #expect(try source.makeReader().readAll().bytes == [199, 100, 50, 128, 10, 20, 30, 255, 0, 0, 0, 0])
+    }
+
+    @Test func jpegCompressedYCbCrFromLibvipsDecodesAsRGB() throws {
+        guard TestImages.hasVips else {
+            print("skipped: libvips' `vips` command is needed to write a YCbCr JPEG TIFF")
+            return
+        }
+        let folder = try TestImages.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let image = TestImages.make(width: 120, height: 90, format: .rgb8, smooth: true)
+        try TestImages.write(image, to: "\(folder)/flat.tif", options: Self.options(.none, tiled: false))
+        #expect(TestImages.run("vips", ["tiffsave", "\(folder)/flat.tif", "\(folder)/jpeg.tif", "--compression", "jpeg",
+                                        "--Q", "92", "--tile", "--tile-width", "32", "--tile-height", "32"]) == 0)
+        let source = try ImageSource(path: "\(folder)/jpeg.tif")
+        #expect(source.properties.colorModel == .rgb)
+        let decoded = try source.makeReader().readAll()
+        #expect(TestImages.meanDifference(decoded, image) < 2.5)
     }
 }
