@@ -76,7 +76,7 @@ final class TIFFDecoder: ImageDecoder {
         let blockBytes = layout.isTiled ? TIFFTileSize64(file.handle) : TIFFStripSize64(file.handle)
         let rowBytes = layout.isTiled ? TIFFTileRowSize64(file.handle) : TIFFScanlineSize64(file.handle)
         guard blockBytes > 0, rowBytes > 0, blockBytes <= UInt64(Int.max / planes), rowBytes <= blockBytes else {
-            throw file.failure("invalid strip or tile size")
+            throw file.readFailure("computing the strip or tile size")
         }
         // The rows libtiff decodes must hold the pixels the layout says they do.
         let (rowBits, overflow) = layout.blockWidth.multipliedReportingOverflow(
@@ -220,7 +220,7 @@ final class TIFFDecoder: ImageDecoder {
             ? TIFFReadEncodedTile(file.handle, number, buffer.baseAddress, count)
             : TIFFReadEncodedStrip(file.handle, number, buffer.baseAddress, count)
         if result < 0 && !(truncated && request.allowPartial) {
-            throw file.failure(context, truncated: truncated)
+            throw file.readFailure(context, truncated: truncated)
         }
     }
 }

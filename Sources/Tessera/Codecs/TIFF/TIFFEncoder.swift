@@ -163,7 +163,7 @@ final class TIFFEncoder: FormatEncoder {
         if !tiled {
             let strip = TIFFComputeStrip(file.handle, UInt32(top), 0), count = tmsize_t(bandRows * bandRowBytes)
             let written = band.withUnsafeMutableBytes { TIFFWriteEncodedStrip(file.handle, strip, $0.baseAddress, count) }
-            guard written >= 0 else { throw file.failure("cannot write the strip at row \(top.grouped)") }
+            guard written >= 0 else { throw file.writeFailure("cannot write the strip at row \(top.grouped)") }
         } else {
             let pixelBytes = target.format.bytesPerPixel, tileRowBytes = blockWidth * pixelBytes
             for left in stride(from: 0, to: target.size.width, by: blockWidth) {
@@ -180,7 +180,7 @@ final class TIFFEncoder: FormatEncoder {
                 let count = tmsize_t(tile.count)
                 let written = tile.withUnsafeMutableBytes { TIFFWriteEncodedTile(file.handle, number, $0.baseAddress, count) }
                 guard written >= 0 else {
-                    throw file.failure("cannot write the tile at column \(left.grouped), row \(top.grouped)")
+                    throw file.writeFailure("cannot write the tile at column \(left.grouped), row \(top.grouped)")
                 }
             }
         }

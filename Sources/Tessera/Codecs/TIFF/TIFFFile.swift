@@ -12,12 +12,13 @@ final class TIFFFile {
     /// The libtiff handle, valid for the life of this object.
     let handle: OpaquePointer
 
-    private init(state: OpaquePointer?, name: String, byteCount: Int, opening: String) throws {
-        guard let state else { throw TesseraError.io(path: name, detail: "out of memory opening \(opening)") }
+    private init(state: OpaquePointer?, name: String, byteCount: Int, writing: Bool) throws {
+        guard let state else { throw TesseraError.io(path: name, detail: "out of memory opening the TIFF") }
         guard let handle = tessera_tiff_handle(state) else {
             let message = String(cString: tessera_tiff_message(state))
             tessera_tiff_destroy(state)
-            throw Self.classify(message.isEmpty ? "cannot open \(opening)" : message, name: name, byteCount: byteCount)
+            throw writing ? Self.writeFailure("cannot create the TIFF", message: message, name: name)
+                : Self.readFailure("while opening", message: message, name: name, truncated: false)
         }
         self.state = state
         self.handle = handle
@@ -31,21 +32,21 @@ final class TIFFFile {
         case let .file(path):
             let size = try input.byteCount()
             try self.init(state: tessera_tiff_open_file(path, "rm", Int64(budget.limit)),
-                          name: path, byteCount: size, opening: "the TIFF")
+                          name: path, byteCount: size, writing: false)
         case let .bytes(bytes, name):
             // libtiff reads through callbacks after this call returns, so the shim keeps its own copy.
             try budget.check(bytes.count, for: "a copy of the TIFF data", path: name)
             let state = bytes.withUnsafeBufferPointer {
                 tessera_tiff_open_memory($0.baseAddress, $0.count, name, Int64(budget.limit))
             }
-            try self.init(state: state, name: name, byteCount: bytes.count, opening: "the TIFF")
+            try self.init(state: state, name: name, byteCount: bytes.count, writing: false)
         }
     }
 
     /// Opens `descriptor` for writing (libtiff closes it); `bigTIFF` selects 64-bit offsets.
     convenience init(writing descriptor: Int32, name: String, bigTIFF: Bool) throws {
         try self.init(state: tessera_tiff_open_fd(descriptor, name, bigTIFF ? "w8" : "w", 0),
-                      name: name, byteCount: 0, opening: "the TIFF for writing")
+                      name: name, byteCount: 0, writing: true)
     }
 
     deinit { tessera_tiff_destroy(state) }
@@ -54,29 +55,38 @@ final class TIFFFile {
     /// is closed when this object is released.
     func flush() throws {
         tessera_tiff_clear_message(state)
-        guard TIFFFlush(handle) != 0 else { throw failure("write failed") }
+        guard TIFFFlush(handle) != 0 else { throw writeFailure("write failed") }
     }
 
     // MARK: - Errors
 
-    /// The error for a failed libtiff call: libtiff's first message since the last call to `clearMessage`,
-    /// after `context` (such as "row 4,112").
-    func failure(_ context: String, truncated: Bool = false) -> TesseraError {
-        let message = String(cString: tessera_tiff_message(state))
-        let detail = message.isEmpty ? context : "\(context): \(message)"
-        return truncated ? .truncated(path: name, detail: detail) : Self.classify(detail, name: name, byteCount: byteCount)
+    /// The error for a libtiff call that failed while reading: truncated data when `truncated` or when libtiff's
+    /// message says so, otherwise corrupt data. `context` says where, e.g. "at row 4,112 of 8,554".
+    func readFailure(_ context: String, truncated: Bool = false) -> TesseraError {
+        Self.readFailure(context, message: message, name: name, truncated: truncated)
     }
+
+    /// The error for a libtiff call that failed while writing, e.g. "cannot write the strip at row 64".
+    func writeFailure(_ context: String) -> TesseraError { Self.writeFailure(context, message: message, name: name) }
 
     func clearMessage() { tessera_tiff_clear_message(state) }
 
+    /// libtiff's first message since the last `clearMessage`.
+    private var message: String { String(cString: tessera_tiff_message(state)) }
+
     /// libtiff says "read error" or "cannot read" when the data ends early; anything else is corrupt data.
-    private static func classify(_ detail: String, name: String, byteCount: Int) -> TesseraError {
-        let lowered = detail.lowercased()
-        if lowered.contains("read error") || lowered.contains("cannot read") || lowered.contains("end of file")
-            || lowered.contains("past end") {
-            return .truncated(path: name, detail: "(\(detail))")
+    private static func readFailure(_ context: String, message: String, name: String, truncated: Bool) -> TesseraError {
+        if message.isEmpty { return truncated ? .truncated(path: name, detail: context) : .corrupt(path: name, detail: context) }
+        let lowered = message.lowercased()
+        if truncated || lowered.contains("read error") || lowered.contains("cannot read") || lowered.contains("can not read")
+            || lowered.contains("end of file") || lowered.contains("past end") {
+            return .truncated(path: name, detail: "\(context) (\(message))")
         }
-        return .corrupt(path: name, detail: detail)
+        return .corrupt(path: name, detail: "\(message) (\(context))")
+    }
+
+    private static func writeFailure(_ context: String, message: String, name: String) -> TesseraError {
+        .io(path: name, detail: message.isEmpty ? context : "\(context): \(message)")
     }
 
     // MARK: - Fields
@@ -126,23 +136,23 @@ final class TIFFFile {
 
     func set(_ tag: Int32, _ value: Int) throws {
         guard tessera_tiff_set_int(handle, UInt32(tag), Int32(truncatingIfNeeded: value)) != 0 else {
-            throw failure("cannot set TIFF tag \(tag)")
+            throw writeFailure("cannot set TIFF tag \(tag)")
         }
     }
 
     func set(_ tag: Int32, _ value: UInt32) throws {
-        guard tessera_tiff_set_u32(handle, UInt32(tag), value) != 0 else { throw failure("cannot set TIFF tag \(tag)") }
+        guard tessera_tiff_set_u32(handle, UInt32(tag), value) != 0 else { throw writeFailure("cannot set TIFF tag \(tag)") }
     }
 
     func set(_ tag: Int32, _ first: UInt16, _ second: UInt16) throws {
         guard tessera_tiff_set_u16_pair(handle, UInt32(tag), first, second) != 0 else {
-            throw failure("cannot set TIFF tag \(tag)")
+            throw writeFailure("cannot set TIFF tag \(tag)")
         }
     }
 
     func setExtraSamples(_ types: [UInt16]) throws {
         guard tessera_tiff_set_extra_samples(handle, UInt16(types.count), types) != 0 else {
-            throw failure("cannot set the extra samples")
+            throw writeFailure("cannot set the extra samples")
         }
     }
 
@@ -160,13 +170,13 @@ final class TIFFFile {
     func selectPage(_ index: Int) throws {
         clearMessage()
         guard index >= 0, index <= Int(UInt32.max), TIFFSetDirectory(handle, UInt32(index)) != 0 else {
-            throw failure("cannot read page \(index)")
+            throw readFailure("reading page \(index)")
         }
     }
 
     /// Makes the directory at byte `offset` current (a SubIFD).
     func selectSubIFD(at offset: UInt64) throws {
         clearMessage()
-        guard TIFFSetSubDirectory(handle, offset) != 0 else { throw failure("cannot read the SubIFD at byte \(offset)") }
+        guard TIFFSetSubDirectory(handle, offset) != 0 else { throw readFailure("reading the SubIFD at byte \(offset)") }
     }
 }
