@@ -1,3 +1,5 @@
+import CTIFF
+
 /// The resolution levels of a TIFF's first page: the page itself, then reduced-resolution versions stored either
 /// as SubIFDs of page 0 or (as `vips tiffsave --pyramid` writes them) as the following pages, each half the size
 /// of the one before it.
@@ -21,7 +23,8 @@ struct TIFFPyramid {
     /// corrupt directory chain can cause.
     private static let maximumLevels = 33
 
-    /// Scans `file`'s directories; leaves page 0 current.
+    /// Scans `file`'s directories; leaves page 0 current. A reduced level that cannot be read ends the scan
+    /// rather than failing it: page 0 stays readable whatever follows it.
     init(_ file: TIFFFile, pageCount: Int) throws {
         try file.selectPage(0)
         let full = try TIFFLayout(file).size
@@ -30,8 +33,7 @@ struct TIFFPyramid {
         if !subIFDs.isEmpty {
             var reduced: [Level] = []
             for offset in subIFDs {
-                try file.selectSubIFD(at: offset)
-                let size = try TIFFLayout(file).size
+                guard (try? file.selectSubIFD(at: offset)) != nil, let size = Self.imageSize(file) else { break }
                 if size.width < full.width || size.height < full.height {
                     reduced.append(Level(size: size, location: .subIFD(offset: offset)))
                 }
@@ -39,9 +41,9 @@ struct TIFFPyramid {
             levels += reduced.sorted { $0.size.area > $1.size.area }
         } else {
             for page in 1..<max(1, min(pageCount, Self.maximumLevels)) {
-                try file.selectPage(page)
-                let size = try TIFFLayout(file).size, previous = levels[levels.count - 1].size
-                guard Self.isHalf(size.width, of: previous.width), Self.isHalf(size.height, of: previous.height) else {
+                let previous = levels[levels.count - 1].size
+                guard (try? file.selectPage(page)) != nil, let size = Self.imageSize(file),
+                      Self.isHalf(size.width, of: previous.width), Self.isHalf(size.height, of: previous.height) else {
                     break
                 }
                 levels.append(Level(size: size, location: .page(page)))
@@ -49,6 +51,13 @@ struct TIFFPyramid {
         }
         try file.selectPage(0)
         self.levels = levels
+    }
+
+    /// The current directory's size, without the checks `TIFFLayout` makes for decoding it.
+    private static func imageSize(_ file: TIFFFile) -> Size? {
+        guard let width = file.u32(TIFFTAG_IMAGEWIDTH), let height = file.u32(TIFFTAG_IMAGELENGTH),
+              width > 0, height > 0 else { return nil }
+        return Size(width: Int(width), height: Int(height))
     }
 
     /// Writers round halves either way.
