@@ -86,8 +86,8 @@ enum TestImages {
     /// Whether libvips' command line is installed, for pyramid tests.
     static let hasVips = run("vips", ["--version"]) == 0
 
-    /// Cuts `bytes` at each of `points` (fractions of the length) and flips bytes at seeded random places, calling
-    /// `check` with each damaged copy and a label for failure messages.
+    /// Cuts `bytes` at several points and flips bytes at seeded random places (anywhere, or in the first or last
+    /// 512 bytes, where headers and TIFF directories are), calling `check` with each damaged copy and a label.
     static func damagedCopies(of bytes: [UInt8], check: (_ damaged: [UInt8], _ label: String) -> Void) {
         for fraction in [0.02, 0.1, 0.3, 0.5, 0.75, 0.9, 0.99] {
             let cut = Int(Double(bytes.count) * fraction)
@@ -98,7 +98,8 @@ enum TestImages {
             var damaged = bytes
             for _ in 0..<(1 + trial % 4) {
                 state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-                let index = Int(state >> 33) % bytes.count
+                let window = min(bytes.count, 512), offset = Int(state >> 33)
+                let index = [offset % bytes.count, offset % window, bytes.count - 1 - offset % window][trial % 3]
                 damaged[index] ^= UInt8(truncatingIfNeeded: state >> 13) | 1
             }
             check(damaged, "trial \(trial) with flipped bytes")
