@@ -69,6 +69,7 @@ final class TIFFFile {
     /// The error for a libtiff call that failed while writing, e.g. "cannot write the strip at row 64".
     func writeFailure(_ context: String) -> TesseraError { Self.writeFailure(context, message: message, name: name) }
 
+    /// Forgets the last error, before a call whose failure should be reported on its own.
     func clearMessage() { tessera_tiff_clear_message(state) }
 
     /// libtiff's first message since the last `clearMessage`.
@@ -91,11 +92,13 @@ final class TIFFFile {
 
     // MARK: - Fields
 
+    /// A 16-bit field of the current directory, or nil when the file leaves it out.
     func u16(_ tag: Int32) -> UInt16? {
         var value: UInt16 = 0
         return tessera_tiff_get_u16(handle, UInt32(tag), &value) != 0 ? value : nil
     }
 
+    /// A 32-bit field of the current directory, or nil when the file leaves it out.
     func u32(_ tag: Int32) -> UInt32? {
         var value: UInt32 = 0
         return tessera_tiff_get_u32(handle, UInt32(tag), &value) != 0 ? value : nil
@@ -132,24 +135,29 @@ final class TIFFFile {
         return [red, green, blue].map { Array(UnsafeBufferPointer(start: $0, count: entries)) }
     }
 
+    /// Whether the current directory has an ICC profile (tag 34675).
     var hasICCProfile: Bool { tessera_tiff_has_icc_profile(handle) != 0 }
 
+    /// Sets a 16-bit field or a pseudo-tag (such as JPEGCOLORMODE) taking an integer.
     func set(_ tag: Int32, _ value: Int) throws {
         guard tessera_tiff_set_int(handle, UInt32(tag), Int32(truncatingIfNeeded: value)) != 0 else {
             throw writeFailure("cannot set TIFF tag \(tag)")
         }
     }
 
+    /// Sets a 32-bit field (sizes, rows per strip).
     func set(_ tag: Int32, _ value: UInt32) throws {
         guard tessera_tiff_set_u32(handle, UInt32(tag), value) != 0 else { throw writeFailure("cannot set TIFF tag \(tag)") }
     }
 
+    /// Sets a field of two 16-bit values (YCbCrSubsampling).
     func set(_ tag: Int32, _ first: UInt16, _ second: UInt16) throws {
         guard tessera_tiff_set_u16_pair(handle, UInt32(tag), first, second) != 0 else {
             throw writeFailure("cannot set TIFF tag \(tag)")
         }
     }
 
+    /// Sets the ExtraSamples types, one per sample after the colour samples.
     func setExtraSamples(_ types: [UInt16]) throws {
         guard tessera_tiff_set_extra_samples(handle, UInt16(types.count), types) != 0 else {
             throw writeFailure("cannot set the extra samples")

@@ -103,8 +103,10 @@ struct TIFFLayout {
         orientation = (1...8).contains(tagged) ? tagged : 1
     }
 
+    /// The image's size in pixels.
     var size: Size { Size(width: width, height: height) }
 
+    /// The colour model as `ImageProperties` reports it.
     var colorModel: ColorModel {
         switch photometric {
         case .minIsWhite, .minIsBlack: return .gray
