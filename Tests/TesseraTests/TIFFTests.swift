@@ -495,3 +495,21 @@ extension TIFFTests {
         #expect(TestImages.meanDifference(decoded, image) < 2.5)
     }
 }
+
+extension TIFFTests {
+    @Test func bigTIFFFromLibvipsDecodes() throws {
+        guard TestImages.hasVips else {
+            print("skipped: libvips' `vips` command is needed to write a BigTIFF")
+            return
+        }
+        let folder = try TestImages.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let image = TestImages.make(width: 90, height: 60, format: .rgba8)
+        try TestImages.write(image, to: "\(folder)/flat.tif", options: Self.options(.none, tiled: false))
+        #expect(TestImages.run("vips", ["tiffsave", "\(folder)/flat.tif", "\(folder)/big.tif", "--bigtiff",
+                                        "--compression", "lzw", "--tile", "--tile-width", "16", "--tile-height", "16"]) == 0)
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(folder)/big.tif")))
+        #expect(bytes.prefix(4) == [0x49, 0x49, 0x2B, 0x00])
+        #expect(try TestImages.read("\(folder)/big.tif").bytes == image.bytes)
+    }
+}
