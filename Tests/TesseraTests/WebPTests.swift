@@ -59,7 +59,8 @@ import Testing
         let full = try TestImages.read(path)
         for region in [Rect(x: 0, y: 0, width: 150, height: 110), Rect(x: 1, y: 1, width: 10, height: 10),
                        Rect(x: 33, y: 17, width: 64, height: 80), Rect(x: 149, y: 109, width: 1, height: 1),
-                       Rect(x: 0, y: 55, width: 150, height: 3)] {
+                       Rect(x: 0, y: 55, width: 150, height: 3), Rect(x: 40, y: 8, width: 100, height: 24),
+                       Rect(x: 7, y: 3, width: 5, height: 101)] {
             let part = try TestImages.read(path, ReadOptions(region: region))
             #expect(part.bytes == TestImages.crop(full, region).bytes, "\(region)")
         }
@@ -230,5 +231,23 @@ extension WebPTests {
             guard case .memoryLimit = error as? TesseraError else { return false }
             return true
         }
+    }
+}
+
+extension WebPTests {
+    @Test func rowsAboveATruncationDecodeWithoutReachingIt() throws {
+        let folder = try TestImages.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = "\(folder)/image.webp"
+        try TestImages.write(TestImages.make(width: 256, height: 256, format: .rgb8), to: path,
+                             options: Self.options(lossless: false))
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let full = try TestImages.read(path)
+        let source = try ImageSource(bytes: Array(bytes.prefix(bytes.count * 2 / 3)), name: "cut.webp")
+        #expect(throws: TesseraError.self) { _ = try source.makeReader().readAll() }
+        // Decoding stops once the rows asked for are done, so the missing end is never needed.
+        let region = Rect(x: 40, y: 8, width: 100, height: 24)
+        let part = try source.makeReader(ReadOptions(region: region)).readAll()
+        #expect(part.bytes == TestImages.crop(full, region).bytes)
     }
 }

@@ -1,20 +1,22 @@
 import CWebP
 
-/// Decodes a WebP through libwebp's incremental decoder. libwebp needs the whole file in memory; the image is
-/// decoded once, on the first row asked for, cropped to the restricted columns and to the rows from the first one
-/// asked for (at full scale) or scaled by libwebp (at 1/2, 1/4, 1/8). WebP's 16383-pixel limit bounds that buffer,
-/// which is still checked against the budget.
+/// Decodes a WebP through libwebp's incremental decoder. libwebp needs the whole file in memory; decoding starts
+/// on the first row asked for, cropped to the restricted columns and to the rows from there down (at full scale)
+/// or scaled by libwebp (at 1/2, 1/4, 1/8), and goes only as far down as the rows asked for. The output buffer
+/// reaches to the bottom of the image (libwebp writes into one buffer); WebP's 16383-pixel limit bounds it, and
+/// it is checked against the budget.
 final class WebPDecoder: ImageDecoder {
     let size: Size
     let format: PixelFormat
     private let name: String
     private let data: [UInt8]
     private let request: DecodeRequest
-    private let fullSize: Size
     private var columns: Range<Int>
     private var nextRow = 0
-    /// The decoded rows from `top` to the bottom, of the restricted columns.
-    private var decoded: (top: Int, pixels: [UInt8])?
+    /// Pixels decoded beyond a region's edges so that its own edge pixels are upsampled as in a full decode.
+    private static let cropMargin = 16
+    /// The decode under way, started on the first row asked for.
+    private var decoding: WebPIncrementalDecode?
 
     // MARK: - Properties
 
@@ -55,7 +57,7 @@ final class WebPDecoder: ImageDecoder {
     }
 
     /// The Tessera error for a libwebp status other than OK.
-    private static func error(_ status: VP8StatusCode, name: String, detail: String) -> TesseraError {
+    static func error(_ status: VP8StatusCode, name: String, detail: String) -> TesseraError {
         switch status {
         case VP8_STATUS_NOT_ENOUGH_DATA, VP8_STATUS_SUSPENDED: return .truncated(path: name, detail: detail)
         case VP8_STATUS_UNSUPPORTED_FEATURE: return .unsupported(path: name, feature: "a WebP feature libwebp lacks")
@@ -77,8 +79,7 @@ final class WebPDecoder: ImageDecoder {
         }
         name = input.name
         self.request = request
-        fullSize = Size(width: Int(features.width), height: Int(features.height))
-        size = reducedSize(fullSize, by: request.scale)
+        size = reducedSize(Size(width: Int(features.width), height: Int(features.height)), by: request.scale)
         format = features.has_alpha != 0 ? .rgba8 : .rgb8
         columns = 0..<size.width
     }
@@ -89,10 +90,13 @@ final class WebPDecoder: ImageDecoder {
         guard columns.lowerBound >= 0, columns.upperBound <= size.width, !columns.isEmpty else {
             throw TesseraError.invalidArgument("\(name): columns \(columns) outside the \(size.width)-pixel width")
         }
-        // libwebp rounds a crop's left edge down to even (chroma is subsampled 2x2); ask for what it will do.
+        // libwebp upsamples chroma from the pixels inside a crop only, so its edge pixels differ from a full decode:
+        // crop a margin wider, and start the crop on an even column, as libwebp rounds its left edge down to one.
         // Scaled decodes are not cropped, as cropping happens before scaling and would round differently.
-        self.columns = request.scale == 1 ? (columns.lowerBound & ~1)..<columns.upperBound : 0..<size.width
-        decoded = nil
+        let margin = Self.cropMargin
+        self.columns = request.scale == 1
+            ? (max(0, columns.lowerBound - margin) & ~1)..<min(size.width, columns.upperBound + margin) : 0..<size.width
+        decoding = nil
         return self.columns
     }
 
@@ -105,61 +109,37 @@ final class WebPDecoder: ImageDecoder {
         guard count >= 0, nextRow + count <= size.height else {
             throw TesseraError.invalidArgument("\(name): rows past the bottom of the image")
         }
-        let decoded = try self.decoded ?? decode(fromRow: request.scale == 1 ? nextRow & ~1 : 0)
-        self.decoded = decoded
-        let rowBytes = columns.count * format.bytesPerPixel
-        decoded.pixels.withUnsafeBytes { pixels in
-            for row in 0..<count {
-                rows.advanced(by: row * bytesPerRow)
-                    .copyMemory(from: pixels.baseAddress! + (nextRow - decoded.top + row) * rowBytes, byteCount: rowBytes)
-            }
+        let decoding = try self.decoding
+            ?? startDecoding(fromRow: request.scale == 1 ? max(0, nextRow - Self.cropMargin) & ~1 : 0)
+        self.decoding = decoding
+        let first = nextRow - decoding.firstRow, rowBytes = decoding.rowBytes
+        try decoding.decode(rows: first + count)
+        for row in 0..<count {
+            rows.advanced(by: row * bytesPerRow)
+                .copyMemory(from: decoding.pixels.baseAddress! + (first + row) * rowBytes, byteCount: rowBytes)
         }
         nextRow += count
     }
 
-    /// Decodes rows `top` to the bottom of the restricted columns.
-    private func decode(fromRow top: Int) throws -> (top: Int, pixels: [UInt8]) {
+    /// Starts decoding at row `top` (at full scale; scaled decodes start at 0), cropped to the restricted columns.
+    private func startDecoding(fromRow top: Int) throws -> WebPIncrementalDecode {
         let rows = size.height - top, width = columns.count
         try request.budget.checkRows(width: width, rows: rows, format: format, for: "the decoded WebP", path: name)
-        let rowBytes = width * format.bytesPerPixel
-        var pixels = [UInt8](repeating: 0, count: rowBytes * rows)
-        var config = WebPDecoderConfig()
-        guard WebPInitDecoderConfig(&config) != 0 else {
-            throw TesseraError.unsupported(path: name, feature: "this libwebp version")
-        }
-        if request.scale > 1 {
-            config.options.use_scaling = 1
-            config.options.scaled_width = Int32(size.width)
-            config.options.scaled_height = Int32(size.height)
-        } else if width != size.width || top > 0 {
-            config.options.use_cropping = 1
-            config.options.crop_left = Int32(columns.lowerBound)
-            config.options.crop_top = Int32(top)
-            config.options.crop_width = Int32(width)
-            config.options.crop_height = Int32(rows)
-        }
-        config.output.colorspace = format.hasAlpha ? MODE_RGBA : MODE_RGB
-        config.output.is_external_memory = 1
-        let (status, decodedRows): (VP8StatusCode, Int32) = pixels.withUnsafeMutableBufferPointer { output in
-            config.output.u.RGBA.rgba = output.baseAddress
-            config.output.u.RGBA.stride = Int32(rowBytes)
-            config.output.u.RGBA.size = output.count
-            guard let decoder = WebPIDecode(nil, 0, &config) else { return (VP8_STATUS_INVALID_PARAM, 0) }
-            defer { WebPIDelete(decoder) }
-            let status = data.withUnsafeBufferPointer { WebPIUpdate(decoder, $0.baseAddress, $0.count) }
-            var lastRow: Int32 = 0
-            _ = WebPIDecGetRGB(decoder, &lastRow, nil, nil, nil)
-            return (status, lastRow)
-        }
-        switch status {
-        case VP8_STATUS_OK: break
-        case VP8_STATUS_SUSPENDED where request.allowPartial: break
-        case VP8_STATUS_SUSPENDED:
-            throw TesseraError.truncated(path: name, detail: "after row \((top + Int(decodedRows)).grouped)"
-                                         + " of \(size.height.grouped)")
-        default:
-            throw Self.error(status, name: name, detail: "at row \((top + Int(decodedRows)).grouped)")
-        }
-        return (top, pixels)
+        let scale = request.scale, size = size, left = columns.lowerBound
+        return try WebPIncrementalDecode(
+            data: data, name: name, firstRow: top, rows: rows, imageHeight: size.height,
+            rowBytes: width * format.bytesPerPixel, format: format, allowPartial: request.allowPartial) { options in
+                if scale > 1 {
+                    options.use_scaling = 1
+                    options.scaled_width = Int32(size.width)
+                    options.scaled_height = Int32(size.height)
+                } else if width != size.width || top > 0 {
+                    options.use_cropping = 1
+                    options.crop_left = Int32(left)
+                    options.crop_top = Int32(top)
+                    options.crop_width = Int32(width)
+                    options.crop_height = Int32(rows)
+                }
+            }
     }
 }
