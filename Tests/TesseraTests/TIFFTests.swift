@@ -347,8 +347,9 @@ extension TIFFTests {
     /// A little-endian, uncompressed, stripped TIFF of 8-bit samples; `planes` holds one array per sample when
     /// planar-separate, else one array of interleaved samples.
     /// `extraSample` is the ExtraSamples type of the last sample, if any (1 associated alpha, 2 unassociated).
+    /// `subsampling` is the YCbCrSubsampling of YCbCr images (photometric 6).
     static func handmadeTIFF(width: Int, height: Int, samples: Int, photometric: Int, rowsPerStrip: Int,
-                             planes: [[UInt8]], extraSample: Int? = nil) -> [UInt8] {
+                             planes: [[UInt8]], extraSample: Int? = nil, subsampling: (Int, Int)? = nil) -> [UInt8] {
         var bytes: [UInt8] = Array("II".utf8) + [42, 0, 8, 0, 0, 0]
         func append(_ value: Int, size: Int) {
             for index in 0..<size { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * index))) }
@@ -357,7 +358,7 @@ extension TIFFTests {
         let planeRowBytes = planes[0].count / height
         var strips: [(offset: Int, count: Int)] = []
         // Entries: tag, type (3 SHORT, 4 LONG), count, value or offset of the values placed after the directory.
-        let entryCount = extraSample == nil ? 10 : 11, directoryEnd = 8 + 2 + entryCount * 12 + 4
+        let entryCount = 10 + (extraSample == nil ? 0 : 1) + (subsampling == nil ? 0 : 1), directoryEnd = 8 + 2 + entryCount * 12 + 4
         let bitsOffset = directoryEnd, offsetsOffset = bitsOffset + 2 * samples
         let countsOffset = offsetsOffset + 4 * stripsPerPlane * planes.count
         var dataOffset = countsOffset + 4 * stripsPerPlane * planes.count
@@ -375,6 +376,8 @@ extension TIFFTests {
             (279, 4, strips.count, strips.count == 1 ? strips[0].count : countsOffset), (284, 3, 1, planes.count > 1 ? 2 : 1),
         ]
         if let extraSample { entries.append((338, 3, 1, extraSample)) }
+        // Two SHORTs fit in the entry's value field, first in the low half.
+        if let subsampling { entries.append((530, 3, 2, subsampling.0 | subsampling.1 << 16)) }
         append(entryCount, size: 2)
         for (tag, type, count, value) in entries {
             append(tag, size: 2); append(type, size: 2); append(count, size: 4); append(value, size: 4)
@@ -511,5 +514,24 @@ extension TIFFTests {
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(folder)/big.tif")))
         #expect(bytes.prefix(4) == [0x49, 0x49, 0x2B, 0x00])
         #expect(try TestImages.read("\(folder)/big.tif").bytes == image.bytes)
+    }
+}
+
+extension TIFFTests {
+    @Test func rawSubsampledYCbCrIsConvertedToRGB() throws {
+        // 4x2 pixels with 2x2 chroma subsampling: two blocks of four luma samples then Cb and Cr each.
+        // Neutral chroma (128) makes every pixel gray at its luma.
+        let luma: [[UInt8]] = [[10, 60, 110, 160], [210, 250, 30, 80]]
+        let data: [UInt8] = [luma[0][0], luma[0][1], luma[1][0], luma[1][1], 128, 128,
+                             luma[0][2], luma[0][3], luma[1][2], luma[1][3], 128, 128]
+        let bytes = Self.handmadeTIFF(width: 4, height: 2, samples: 3, photometric: 6, rowsPerStrip: 2,
+                                      planes: [data], subsampling: (2, 2))
+        let decoded = try ImageSource(bytes: bytes, name: "ycbcr.tif").makeReader().readAll()
+        #expect(decoded.format == .rgb8)
+        for y in 0..<2 {
+            for x in 0..<4 {
+                #expect(decoded.pixel(x: x, y: y).allSatisfy { abs($0 - Int(luma[y][x])) <= 1 }, "\(x),\(y)")
+            }
+        }
     }
 }

@@ -22,6 +22,9 @@ final class TIFFDecoder: ImageDecoder {
     /// Planar-separate files store each sample in its own blocks: one plane's block, and its row size in bytes.
     private var plane: [UInt8] = []
     private let planeRowBytes: Int
+    /// Whether blocks are read through libtiff's RGBA interface (raw, subsampled YCbCr): 8-bit RGBA words,
+    /// each block's rows bottom-up.
+    private let usesRGBAInterface: Bool
 
     // MARK: - Properties
 
@@ -61,14 +64,19 @@ final class TIFFDecoder: ImageDecoder {
             }
         }
         let layout = try TIFFLayout(file)
-        if layout.photometric == .ycbcr {
-            // libtiff's JPEG codec converts YCbCr to RGB itself; other YCbCr storage is subsampled raw data.
-            guard Int32(layout.compression) == COMPRESSION_JPEG else {
-                throw TesseraError.unsupported(path: name, feature: "YCbCr TIFF without JPEG compression")
+        // libtiff's JPEG codec converts YCbCr to RGB itself; other YCbCr storage (raw, old-style JPEG) is
+        // subsampled, which libtiff's RGBA interface upsamples and converts.
+        usesRGBAInterface = layout.photometric == .ycbcr && Int32(layout.compression) != COMPRESSION_JPEG
+        if usesRGBAInterface {
+            var reason = [CChar](repeating: 0, count: 1024)
+            guard TIFFRGBAImageOK(file.handle, &reason) != 0 else {
+                let message = reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+                throw TesseraError.unsupported(path: name, feature: String(decoding: message, as: UTF8.self))
             }
+        } else if layout.photometric == .ycbcr {
             try file.set(TIFFTAG_JPEGCOLORMODE, Int(JPEGCOLORMODE_RGB))
         }
-        let format = layout.outputFormat
+        let format = usesRGBAInterface ? .rgb8 : layout.outputFormat
         let converter = try TIFFSampleConverter(layout: layout, colorMap: file.colorMap(entries: 1 << layout.bitsPerSample),
                                                 name: name)
         // For planar-separate files libtiff's sizes are those of one sample's plane.
@@ -78,11 +86,12 @@ final class TIFFDecoder: ImageDecoder {
         guard blockBytes > 0, rowBytes > 0, blockBytes <= UInt64(Int.max / planes), rowBytes <= blockBytes else {
             throw file.readFailure("computing the strip or tile size")
         }
-        // The rows libtiff decodes must hold the pixels the layout says they do.
+        // The rows libtiff decodes must hold the pixels the layout says they do (subsampled YCbCr rows hold fewer;
+        // the RGBA interface sizes its own output).
         let (rowBits, overflow) = layout.blockWidth.multipliedReportingOverflow(
             by: layout.samplesPerPixel / planes * layout.bitsPerSample)
-        guard !overflow, Int(rowBytes) >= (rowBits + 7) / 8,
-              Int(blockBytes) / Int(rowBytes) >= layout.blockHeight else {
+        guard usesRGBAInterface || (!overflow && Int(rowBytes) >= (rowBits + 7) / 8
+                                    && Int(blockBytes) / Int(rowBytes) >= layout.blockHeight) else {
             throw TesseraError.corrupt(path: name, detail: "strip or tile size does not match the image layout")
         }
         try request.budget.check(Int(blockBytes) * planes, for: "one TIFF strip or tile", path: name)
@@ -95,7 +104,13 @@ final class TIFFDecoder: ImageDecoder {
         self.request = request
         self.size = layout.size
         self.columns = 0..<layout.width
-        if planes == 1 {
+        if usesRGBAInterface {
+            blockRowBytes = layout.blockWidth * 4
+            planeRowBytes = 0
+            try request.budget.checkRows(width: layout.blockWidth, rows: layout.blockHeight, format: .rgba8,
+                                         for: "one TIFF strip or tile as RGBA", path: name)
+            block = [UInt8](repeating: 0, count: blockRowBytes * layout.blockHeight)
+        } else if planes == 1 {
             blockRowBytes = Int(rowBytes)
             planeRowBytes = 0
             block = [UInt8](repeating: 0, count: Int(blockBytes))
@@ -158,7 +173,9 @@ final class TIFFDecoder: ImageDecoder {
         bandIndex = nil
         var left = columns.lowerBound / layout.blockWidth * layout.blockWidth
         while left < columns.upperBound {
-            if plane.isEmpty {
+            if usesRGBAInterface {
+                try readRGBABlock(at: left, top)
+            } else if plane.isEmpty {
                 try block.withUnsafeMutableBytes { try readBlock(at: left, top, sample: 0, into: $0) }
             } else {
                 for sample in 0..<layout.samplesPerPixel {
@@ -170,14 +187,43 @@ final class TIFFDecoder: ImageDecoder {
             block.withUnsafeBytes { block in
                 band.withUnsafeMutableBytes { band in
                     for row in 0..<rows {
-                        converter.convert(block.baseAddress! + row * blockRowBytes, first: from - left, count: to - from,
-                                          into: band.baseAddress! + row * bandRowBytes + (from - columns.lowerBound) * pixelBytes)
+                        let target = band.baseAddress! + row * bandRowBytes + (from - columns.lowerBound) * pixelBytes
+                        if usesRGBAInterface {
+                            // Tiles come full height and strips as many rows as they hold, either bottom-up.
+                            let stored = (layout.isTiled ? layout.blockHeight : rows) - 1 - row
+                            Self.dropAlpha(block.baseAddress! + stored * blockRowBytes + (from - left) * 4,
+                                           count: to - from, into: target)
+                        } else {
+                            converter.convert(block.baseAddress! + row * blockRowBytes, first: from - left,
+                                              count: to - from, into: target)
+                        }
                     }
                 }
             }
             left += layout.blockWidth
         }
         bandIndex = index
+    }
+
+    /// Reads the strip or tile holding pixel (`x`, `y`) through libtiff's RGBA interface into `block`.
+    private func readRGBABlock(at x: Int, _ y: Int) throws {
+        file.clearMessage()
+        let result = block.withUnsafeMutableBytes { buffer in
+            let raster = buffer.baseAddress!.assumingMemoryBound(to: UInt32.self)
+            return layout.isTiled
+                ? TIFFReadRGBATileExt(file.handle, UInt32(x), UInt32(y), raster, 1)
+                : TIFFReadRGBAStripExt(file.handle, UInt32(y), raster, 1)
+        }
+        if result == 0 && !request.allowPartial {
+            throw file.readFailure("at row \(y.grouped) of \(size.height.grouped)")
+        }
+    }
+
+    /// Copies the RGB of `count` RGBA pixels.
+    private static func dropAlpha(_ source: UnsafeRawPointer, count: Int, into target: UnsafeMutableRawPointer) {
+        for index in 0..<count {
+            target.advanced(by: 3 * index).copyMemory(from: source.advanced(by: 4 * index), byteCount: 3)
+        }
     }
 
     /// Copies one sample's plane into its place among the interleaved samples of `block`.
