@@ -206,20 +206,16 @@ extension TIFFTests {
         ("i16_deflate", 0),
     ]
 
-    /// A folder of Pillow-written TIFFs, or nil (after recording why) when Pillow is missing.
-    static func pillowFolder() throws -> String? {
-        guard TestImages.hasPillow else {
-            print("skipped: Pillow and numpy are needed for the peer comparison")
-            return nil
-        }
+    /// A folder of Pillow-written TIFFs, for tests marked `TestImages.needsPillow`.
+    static func pillowFolder() throws -> String {
         let folder = try TestImages.temporaryFolder()
         try pillowScript.write(toFile: "\(folder)/generate.py", atomically: true, encoding: .utf8)
         #expect(TestImages.run("python3", ["\(folder)/generate.py", folder]) == 0)
         return folder
     }
 
-    @Test func decodesWhatPillowWritesAsPillowDoes() throws {
-        guard let folder = try Self.pillowFolder() else { return }
+    @Test(TestImages.needsPillow) func decodesWhatPillowWritesAsPillowDoes() throws {
+        let folder = try Self.pillowFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         for (name, tolerance) in Self.pillowVariants {
             let decoded = try TestImages.read("\(folder)/\(name).tif")
@@ -242,8 +238,8 @@ extension TIFFTests {
         #expect(try ImageSource(path: "\(folder)/cmyk_raw.tif").properties.colorModel == .cmyk)
     }
 
-    @Test func pagesAreCountedAndReadByIndex() throws {
-        guard let folder = try Self.pillowFolder() else { return }
+    @Test(TestImages.needsPillow) func pagesAreCountedAndReadByIndex() throws {
+        let folder = try Self.pillowFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let source = try ImageSource(path: "\(folder)/pages.tif")
         #expect(source.properties.pageCount == 3)
@@ -256,8 +252,8 @@ extension TIFFTests {
         #expect(throws: TesseraError.self) { _ = try source.makeReader(ReadOptions(page: 3)) }
     }
 
-    @Test func truncatedFileGivesItsDecodedRowsWhenPartialResultsAreAllowed() throws {
-        guard let folder = try Self.pillowFolder() else { return }
+    @Test(TestImages.needsPillow) func truncatedFileGivesItsDecodedRowsWhenPartialResultsAreAllowed() throws {
+        let folder = try Self.pillowFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         // Pillow's own writer puts the directory before the pixels, so a cut file still opens.
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(folder)/rgb_raw.tif")))
@@ -275,12 +271,8 @@ extension TIFFTests {
         #expect(TestImages.crop(partial, top).bytes == TestImages.crop(full, top).bytes)
     }
 
-    @Test(arguments: [false, true])
+    @Test(TestImages.needsVips, arguments: [false, true])
     func pyramidLevelsAreReadNatively(subIFDs: Bool) throws {
-        guard TestImages.hasVips else {
-            print("skipped: libvips' `vips` command is needed to write a pyramidal TIFF")
-            return
-        }
         let folder = try TestImages.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let image = TestImages.make(width: 512, height: 384, format: .rgb8, smooth: true)
@@ -411,11 +403,7 @@ extension TIFFTests {
 }
 
 extension TIFFTests {
-    @Test func pillowReadsWhatWeWrite() throws {
-        guard TestImages.hasPillow else {
-            print("skipped: Pillow and numpy are needed for the peer comparison")
-            return
-        }
+    @Test(TestImages.needsPillow) func pillowReadsWhatWeWrite() throws {
         let folder = try TestImages.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         // Pillow has no 16-bit RGB mode, so 16 bits are checked on gray.
@@ -481,11 +469,7 @@ extension TIFFTests {
         #expect(try source.makeReader().readAll().bytes == [199, 100, 50, 128, 10, 20, 30, 255, 0, 0, 0, 0])
     }
 
-    @Test func jpegCompressedYCbCrFromLibvipsDecodesAsRGB() throws {
-        guard TestImages.hasVips else {
-            print("skipped: libvips' `vips` command is needed to write a YCbCr JPEG TIFF")
-            return
-        }
+    @Test(TestImages.needsVips) func jpegCompressedYCbCrFromLibvipsDecodesAsRGB() throws {
         let folder = try TestImages.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let image = TestImages.make(width: 120, height: 90, format: .rgb8, smooth: true)
@@ -500,11 +484,7 @@ extension TIFFTests {
 }
 
 extension TIFFTests {
-    @Test func bigTIFFFromLibvipsDecodes() throws {
-        guard TestImages.hasVips else {
-            print("skipped: libvips' `vips` command is needed to write a BigTIFF")
-            return
-        }
+    @Test(TestImages.needsVips) func bigTIFFFromLibvipsDecodes() throws {
         let folder = try TestImages.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let image = TestImages.make(width: 90, height: 60, format: .rgba8)

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 @testable import Tessera
 
 /// Deterministic test images, temporary folders and the peer tools (Pillow, libvips) the codec tests compare with.
@@ -81,10 +82,11 @@ enum TestImages {
         return process.terminationStatus
     }
 
-    /// Whether Pillow can be imported, for peer tests.
-    static let hasPillow = run("python3", ["-c", "from PIL import Image; import numpy"]) == 0
-    /// Whether libvips' command line is installed, for pyramid tests.
-    static let hasVips = run("vips", ["--version"]) == 0
+    /// Skips a peer test, saying why, unless Pillow and numpy can be imported.
+    static let needsPillow = ConditionTrait.enabled(
+        if: run("python3", ["-c", "from PIL import Image; import numpy"]) == 0, "needs Pillow and numpy")
+    /// Skips a test, saying why, unless libvips' `vips` command is installed (it writes pyramids, BigTIFF).
+    static let needsVips = ConditionTrait.enabled(if: run("vips", ["--version"]) == 0, "needs libvips' `vips` command")
 
     /// Cuts `bytes` at several points and flips bytes at seeded random places (anywhere, or in the first or last
     /// 512 bytes, where headers and TIFF directories are), calling `check` with each damaged copy and a label.

@@ -170,11 +170,7 @@ extension WebPTests {
                 out.write(back.tobytes())
         """
 
-    @Test func decodesWhatPillowWritesAsPillowDoes() throws {
-        guard TestImages.hasPillow else {
-            print("skipped: Pillow and numpy are needed for the peer comparison")
-            return
-        }
+    @Test(TestImages.needsPillow) func decodesWhatPillowWritesAsPillowDoes() throws {
         let folder = try TestImages.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try Self.pillowScript.write(toFile: "\(folder)/generate.py", atomically: true, encoding: .utf8)
@@ -197,11 +193,7 @@ extension WebPTests {
 }
 
 extension WebPTests {
-    @Test func pillowReadsWhatWeWrite() throws {
-        guard TestImages.hasPillow else {
-            print("skipped: Pillow and numpy are needed for the peer comparison")
-            return
-        }
+    @Test(TestImages.needsPillow) func pillowReadsWhatWeWrite() throws {
         let folder = try TestImages.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let image = TestImages.make(width: 50, height: 40, format: .rgba8)

@@ -126,9 +126,7 @@ final class TIFFDecoder: ImageDecoder {
     // MARK: - Rows
 
     func restrictColumns(to columns: Range<Int>) throws -> Range<Int> {
-        guard columns.lowerBound >= 0, columns.upperBound <= size.width, !columns.isEmpty else {
-            throw TesseraError.invalidArgument("\(file.name): columns \(columns) outside the \(size.width)-pixel width")
-        }
+        try checkColumns(columns, name: file.name)
         self.columns = columns
         band = []
         bandIndex = nil
@@ -141,9 +139,7 @@ final class TIFFDecoder: ImageDecoder {
     }
 
     func decodeRows(into rows: UnsafeMutableRawPointer, bytesPerRow: Int, count: Int) throws {
-        guard count >= 0, nextRow + count <= size.height else {
-            throw TesseraError.invalidArgument("\(file.name): rows past the bottom of the image")
-        }
+        try checkRows(from: nextRow, count: count, name: file.name)
         let rowBytes = columns.count * format.bytesPerPixel
         var done = 0
         while done < count {

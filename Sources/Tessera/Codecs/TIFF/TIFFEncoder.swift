@@ -129,13 +129,7 @@ final class TIFFEncoder: FormatEncoder {
     }
 
     func write(_ strip: Strip) throws {
-        let path = target.path
-        guard strip.y == nextRow, strip.width == target.size.width, strip.format == target.format,
-              nextRow + strip.height <= target.size.height else {
-            throw TesseraError.invalidArgument("\(path): expected rows from \(nextRow.grouped) of"
-                                               + " \(target.size.width)-pixel \(target.format), got a strip at row"
-                                               + " \(strip.y.grouped) of \(strip.width)-pixel \(strip.format)")
-        }
+        try target.checkStrip(strip, nextRow: nextRow)
         let rowBytes = strip.pixels.bytesPerRow
         var row = 0
         while row < strip.height {
@@ -189,10 +183,7 @@ final class TIFFEncoder: FormatEncoder {
 
     func finish() throws {
         guard let file else { return }
-        guard nextRow == target.size.height else {
-            throw TesseraError.invalidArgument("\(target.path): only \(nextRow.grouped) of"
-                                               + " \(target.size.height.grouped) rows were written")
-        }
+        try target.checkComplete(rowsWritten: nextRow)
         try file.flush()
         // Releasing the handle closes libtiff's descriptor before the file is renamed into place.
         self.file = nil

@@ -87,9 +87,7 @@ final class WebPDecoder: ImageDecoder {
     // MARK: - Rows
 
     func restrictColumns(to columns: Range<Int>) throws -> Range<Int> {
-        guard columns.lowerBound >= 0, columns.upperBound <= size.width, !columns.isEmpty else {
-            throw TesseraError.invalidArgument("\(name): columns \(columns) outside the \(size.width)-pixel width")
-        }
+        try checkColumns(columns, name: name)
         // libwebp upsamples chroma from the pixels inside a crop only, so its edge pixels differ from a full decode:
         // crop a margin wider, and start the crop on an even column, as libwebp rounds its left edge down to one.
         // Scaled decodes are not cropped, as cropping happens before scaling and would round differently.
@@ -106,9 +104,7 @@ final class WebPDecoder: ImageDecoder {
     }
 
     func decodeRows(into rows: UnsafeMutableRawPointer, bytesPerRow: Int, count: Int) throws {
-        guard count >= 0, nextRow + count <= size.height else {
-            throw TesseraError.invalidArgument("\(name): rows past the bottom of the image")
-        }
+        try checkRows(from: nextRow, count: count, name: name)
         let decoding = try self.decoding
             ?? startDecoding(fromRow: request.scale == 1 ? max(0, nextRow - Self.cropMargin) & ~1 : 0)
         self.decoding = decoding

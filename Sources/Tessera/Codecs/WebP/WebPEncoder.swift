@@ -32,12 +32,7 @@ final class WebPEncoder: FormatEncoder {
     }
 
     func write(_ strip: Strip) throws {
-        guard strip.y == nextRow, strip.width == target.size.width, strip.format == target.format,
-              nextRow + strip.height <= target.size.height else {
-            throw TesseraError.invalidArgument("\(target.path): expected rows from \(nextRow.grouped) of"
-                                               + " \(target.size.width)-pixel \(target.format), got a strip at row"
-                                               + " \(strip.y.grouped) of \(strip.width)-pixel \(strip.format)")
-        }
+        try target.checkStrip(strip, nextRow: nextRow)
         let rowBytes = strip.pixels.bytesPerRow, start = nextRow * rowBytes
         pixels.replaceSubrange(start..<start + strip.height * rowBytes,
                                with: strip.pixels.bytes[0..<strip.height * rowBytes])
@@ -46,10 +41,7 @@ final class WebPEncoder: FormatEncoder {
 
     func finish() throws {
         let path = target.path, options = target.options
-        guard nextRow == target.size.height else {
-            throw TesseraError.invalidArgument("\(path): only \(nextRow.grouped) of"
-                                               + " \(target.size.height.grouped) rows were written")
-        }
+        try target.checkComplete(rowsWritten: nextRow)
         var config = WebPConfig()
         guard WebPConfigInit(&config) != 0 else { throw TesseraError.unsupported(path: path, feature: "this libwebp version") }
         config.lossless = options.lossless ? 1 : 0
