@@ -515,3 +515,14 @@ extension TIFFTests {
         }
     }
 }
+
+extension TIFFTests {
+    @Test func tileSizesThatAreNotMultiplesOfSixteenAreRefused() throws {
+        var options = Self.options(.deflate, tiled: true)
+        options.tileSize = 100
+        #expect(throws: TesseraError.self) {
+            _ = try ImageWriter.makeEncoder(path: "/tmp/never-written.tif", size: Size(width: 10, height: 10),
+                                            pixelFormat: .rgb8, options: options)
+        }
+    }
+}

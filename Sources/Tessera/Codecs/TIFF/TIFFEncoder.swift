@@ -43,7 +43,8 @@ final class TIFFEncoder: FormatEncoder {
             throw TesseraError.invalidArgument("\(path): cannot write a \(size) TIFF")
         }
         guard !options.tiled || (options.tileSize >= 16 && options.tileSize % 16 == 0 && options.tileSize <= 65536) else {
-            throw TesseraError.invalidArgument("\(path): TIFF tile size \(options.tileSize) must be a multiple of 16")
+            throw TesseraError.invalidArgument("\(path): TIFF tile size \(options.tileSize) must be a multiple of 16"
+                                               + " from 16 to 65,536")
         }
         if options.tiffCompression == .webp && TIFFIsCODECConfigured(UInt16(COMPRESSION_WEBP)) == 0 {
             throw TesseraError.unsupported(path: path, feature: "WebP compression in TIFF (libtiff is built without it)")
