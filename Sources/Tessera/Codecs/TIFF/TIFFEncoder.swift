@@ -79,7 +79,14 @@ final class TIFFEncoder: FormatEncoder {
         guard descriptor >= 0 else {
             throw TesseraError.io(path: path, detail: String(cString: strerror(errno)).lowercased())
         }
-        let file = try TIFFFile(writing: descriptor, name: path, bigTIFF: imageBytes > Self.bigTIFFThreshold)
+        let file: TIFFFile
+        do {
+            file = try TIFFFile(writing: descriptor, name: path, bigTIFF: imageBytes > Self.bigTIFFThreshold)
+        } catch {
+            // libtiff closes the descriptor only once it has opened it.
+            close(descriptor)
+            throw error
+        }
         self.file = file
         try writeTags(file, rowsPerStrip: blockHeight)
     }
