@@ -1,8 +1,36 @@
 import Foundation
+import Testing
 @testable import Tessera
 
-/// Deterministic test images and temporary folders shared by the codec tests.
+/// Deterministic test images, temporary folders and the peer tools (Pillow, libvips) the codec tests compare with.
 enum TestImages {
+    /// A gradient with a little deterministic noise in every channel; `smooth` leaves the noise out, for lossy codecs.
+    static func make(width: Int, height: Int, format: PixelFormat, smooth: Bool = false, seed: UInt32 = 1) -> ImageBuffer {
+        var image = ImageBuffer(width: width, height: height, format: format)
+        var state = seed &* 2_654_435_761 | 1
+        let maxValue = format.bitDepth == 16 ? 65535 : 255
+        for y in 0..<height {
+            for x in 0..<width {
+                for channel in 0..<format.channelCount {
+                    state = state &* 1_664_525 &+ 1_013_904_223
+                    let noise = smooth ? 0 : Int(state >> 24) % 32
+                    let isAlpha = format.hasAlpha && channel == format.channelCount - 1
+                    let ramp = isAlpha ? (x + y) * 255 / max(1, width + height - 2)
+                        : (x * (channel + 1) * 255 / max(1, width - 1) + y * 255 / max(1, height - 1)) / 2
+                    let value = min(maxValue, (min(255, ramp + noise) * maxValue) / 255 + (maxValue > 255 ? x % 251 : 0))
+                    let index = image.offset(ofRow: y) + (x * format.channelCount + channel) * format.bytesPerSample
+                    if format.bitDepth == 8 {
+                        image.bytes[index] = UInt8(value)
+                    } else {
+                        image.bytes[index] = UInt8(value & 0xFF)
+                        image.bytes[index + 1] = UInt8(value >> 8)
+                    }
+                }
+            }
+        }
+        return image
+    }
+
     /// A smooth, photo-like gradient with a little texture, so lossy codecs behave as on photographs.
     static func gradient(width: Int, height: Int, format: PixelFormat = .rgb8) -> ImageBuffer {
         var image = ImageBuffer(width: width, height: height, format: format)
@@ -63,5 +91,60 @@ enum TestImages {
                                       with: image.bytes[from..<from + out.bytesPerRow])
         }
         return out
+    }
+    /// Decodes a whole file with Tessera.
+    static func read(_ path: String, _ options: ReadOptions = ReadOptions()) throws -> ImageBuffer {
+        try ImageSource(path: path).makeReader(options).readAll()
+    }
+
+    /// The mean absolute difference between samples of two images of the same size and format.
+    static func meanDifference(_ a: ImageBuffer, _ b: ImageBuffer) -> Double {
+        precondition(a.size == b.size && a.format == b.format)
+        var total = 0
+        for y in 0..<a.height {
+            for x in 0..<a.width {
+                total += zip(a.pixel(x: x, y: y), b.pixel(x: x, y: y)).reduce(0) { $0 + abs($1.0 - $1.1) }
+            }
+        }
+        return Double(total) / Double(a.width * a.height * a.format.channelCount)
+    }
+
+    /// Runs a command; returns its exit status, or nil when it cannot be started.
+    @discardableResult
+    static func run(_ executable: String, _ arguments: [String]) -> Int32? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [executable] + arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        do { try process.run() } catch { return nil }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// Skips a peer test, saying why, unless Pillow and numpy can be imported.
+    static let needsPillow = ConditionTrait.enabled(
+        if: run("python3", ["-c", "from PIL import Image; import numpy"]) == 0, "needs Pillow and numpy")
+    /// Skips a test, saying why, unless libvips' `vips` command is installed (it writes pyramids, BigTIFF).
+    static let needsVips = ConditionTrait.enabled(if: run("vips", ["--version"]) == 0, "needs libvips' `vips` command")
+
+    /// Cuts `bytes` at several points and flips bytes at seeded random places (anywhere, or in the first or last
+    /// 512 bytes, where headers and TIFF directories are), calling `check` with each damaged copy and a label.
+    static func damagedCopies(of bytes: [UInt8], check: (_ damaged: [UInt8], _ label: String) -> Void) {
+        for fraction in [0.02, 0.1, 0.3, 0.5, 0.75, 0.9, 0.99] {
+            let cut = Int(Double(bytes.count) * fraction)
+            check(Array(bytes.prefix(cut)), "truncated to \(cut) of \(bytes.count) bytes")
+        }
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for trial in 0..<40 {
+            var damaged = bytes
+            for _ in 0..<(1 + trial % 4) {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                let window = min(bytes.count, 512), offset = Int(state >> 33)
+                let index = [offset % bytes.count, offset % window, bytes.count - 1 - offset % window][trial % 3]
+                damaged[index] ^= UInt8(truncatingIfNeeded: state >> 13) | 1
+            }
+            check(damaged, "trial \(trial) with flipped bytes")
+        }
     }
 }

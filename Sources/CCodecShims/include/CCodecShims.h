@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <jpeglib.h>
 #include <png.h>
+#include <tiffio.h>
 
 // MARK: - libjpeg decompression
 
@@ -75,5 +76,45 @@ int tessera_png_write_header(tessera_png *png, png_uint_32 width, png_uint_32 he
                              int level);
 int tessera_png_write_rows(tessera_png *png, unsigned char **rows, png_uint_32 count);
 int tessera_png_write_end(tessera_png *png);
+
+// MARK: - libtiff
+
+// libtiff reports errors through handlers rather than longjmp; these shims give each handle its own handler that
+// keeps the first error message, and wrap the variadic field accessors Swift cannot call.
+typedef struct tessera_tiff tessera_tiff;
+
+/// Opens a file: mode "rm" reads without memory-mapping (so resident memory stays bounded), "w" or "w8" writes
+/// classic or BigTIFF. Returns NULL only when out of memory; check `tessera_tiff_handle` for the open itself.
+/// `max_alloc` caps any single allocation libtiff makes for this handle (0: libtiff's default).
+tessera_tiff *tessera_tiff_open_file(const char *path, const char *mode, long long max_alloc);
+/// Opens a file descriptor for writing; libtiff closes `fd` when the handle is destroyed.
+tessera_tiff *tessera_tiff_open_fd(int fd, const char *name, const char *mode, long long max_alloc);
+/// Opens bytes in memory for reading; the bytes are copied, so the caller's buffer need not outlive the call.
+tessera_tiff *tessera_tiff_open_memory(const unsigned char *bytes, size_t count, const char *name,
+                                       long long max_alloc);
+/// Closes the TIFF (which, when writing, flushes it) and frees the handle.
+void tessera_tiff_destroy(tessera_tiff *tiff);
+/// The open TIFF, or NULL when opening failed (the message says why).
+TIFF *tessera_tiff_handle(tessera_tiff *tiff);
+/// The first error since the last clear, or "" if none.
+const char *tessera_tiff_message(tessera_tiff *tiff);
+void tessera_tiff_clear_message(tessera_tiff *tiff);
+
+int tessera_tiff_get_u16(TIFF *tiff, uint32_t tag, uint16_t *value);
+int tessera_tiff_get_u32(TIFF *tiff, uint32_t tag, uint32_t *value);
+/// TIFFGetFieldDefaulted for 16-bit tags.
+int tessera_tiff_get_u16_defaulted(TIFF *tiff, uint32_t tag, uint16_t *value);
+int tessera_tiff_get_extra_samples(TIFF *tiff, uint16_t *count, const uint16_t **types);
+int tessera_tiff_get_subifds(TIFF *tiff, uint16_t *count, const uint64_t **offsets);
+int tessera_tiff_get_colormap(TIFF *tiff, const uint16_t **red, const uint16_t **green, const uint16_t **blue);
+/// Whether the directory has an ICC profile (tag 34675).
+int tessera_tiff_has_icc_profile(TIFF *tiff);
+
+/// TIFFSetField for tags taking one integer (16- or 32-bit tags and pseudo-tags such as JPEGCOLORMODE).
+int tessera_tiff_set_int(TIFF *tiff, uint32_t tag, int value);
+int tessera_tiff_set_u32(TIFF *tiff, uint32_t tag, uint32_t value);
+/// TIFFSetField for tags taking two 16-bit values (YCbCrSubsampling).
+int tessera_tiff_set_u16_pair(TIFF *tiff, uint32_t tag, uint16_t first, uint16_t second);
+int tessera_tiff_set_extra_samples(TIFF *tiff, uint16_t count, const uint16_t *types);
 
 #endif

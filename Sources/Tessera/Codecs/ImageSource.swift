@@ -42,10 +42,7 @@ public final class ImageSource: Sendable {
         let header = try input.prefix(16)
         if header.isEmpty { throw TesseraError.truncated(path: input.name, detail: "(the file is empty)") }
         guard let format = ImageFormat.detect(header) else { throw TesseraError.unknownFormat(path: input.name) }
-        guard let decoder = Self.decoder(for: format) else {
-            throw TesseraError.unsupported(path: input.name, feature: "reading \(format.rawValue.uppercased()) files")
-        }
-        var properties = try decoder.readProperties(of: input)
+        var properties = try Self.decoder(for: format).readProperties(of: input)
         properties.fileSize = try input.byteCount()
         self.input = input
         self.properties = properties
@@ -53,13 +50,14 @@ public final class ImageSource: Sendable {
     }
 
     /// The decoder type for each format.
-    static func decoder(for format: ImageFormat) -> (any ImageDecoder.Type)? {
+    static func decoder(for format: ImageFormat) -> any ImageDecoder.Type {
         switch format {
         case .jpeg: return JPEGDecoder.self
         case .png: return PNGDecoder.self
         case .bmp: return BMPDecoder.self
         case .gif: return GIFDecoder.self
-        default: return nil
+        case .tiff: return TIFFDecoder.self
+        case .webp: return WebPDecoder.self
         }
     }
 
@@ -72,7 +70,7 @@ public final class ImageSource: Sendable {
                 "\(input.name): page \(options.page) does not exist (the file has \(properties.pageCount))")
         }
         // Other pages may differ in size from the first, which the properties describe: read them at full scale.
-        let decoderType = Self.decoder(for: properties.format)!
+        let decoderType = Self.decoder(for: properties.format)
         let nativeScale = options.page == 0
             ? decoderType.nativeScales(for: properties).filter { options.scale % $0 == 0 }.max() ?? 1 : 1
         let request = DecodeRequest(scale: nativeScale, page: options.page, budget: budget,

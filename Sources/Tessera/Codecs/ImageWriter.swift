@@ -4,7 +4,11 @@ protocol FormatEncoder: ImageEncoder {
     static func acceptedFormat(for format: PixelFormat, options: EncodeOptions) -> PixelFormat
     /// Starts writing; `target.format` is one `acceptedFormat` returned.
     init(target: EncodeTarget) throws
-    /// Encodes a whole image, in a format `acceptedFormat` returns, to bytes in memory (tiles, responses).
+}
+
+/// A format's encoder that can also encode a whole image to bytes in memory (tiles, server responses).
+protocol MemoryEncoder: FormatEncoder {
+    /// Encodes a whole image, in a format `acceptedFormat` returns, to bytes in memory.
     static func encode(_ image: ImageBuffer, options: EncodeOptions) throws -> [UInt8]
 }
 
@@ -29,6 +33,8 @@ public enum ImageWriter {
         switch format {
         case .jpeg: return JPEGEncoder.self
         case .png: return PNGEncoder.self
+        case .tiff: return TIFFEncoder.self
+        case .webp: return WebPEncoder.self
         default: return nil
         }
     }
@@ -50,8 +56,8 @@ public enum ImageWriter {
     /// Encodes an in-memory image (a tile, a thumbnail) to bytes, converting its pixels as the format needs.
     public static func encode(_ image: ImageBuffer, as format: ImageFormat, options: EncodeOptions = EncodeOptions())
         throws -> [UInt8] {
-        guard let type = encoderType(for: format) else {
-            throw TesseraError.unsupported(path: "image", feature: "writing \(format.rawValue.uppercased()) files")
+        guard let type = encoderType(for: format) as? any MemoryEncoder.Type else {
+            throw TesseraError.unsupported(path: "image", feature: "encoding \(format.rawValue.uppercased()) in memory")
         }
         let accepted = type.acceptedFormat(for: image.format, options: options)
         let pixels = accepted == image.format ? image

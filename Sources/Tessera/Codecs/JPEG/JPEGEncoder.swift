@@ -4,7 +4,7 @@ import CJPEG
 /// Encodes JPEG through libjpeg-turbo from strips of gray or RGB 8-bit rows: quality, progressive scans,
 /// 4:4:4 or 4:2:0 chroma, optimized Huffman tables. Writes to a temporary file renamed on `finish()`, or to
 /// memory for tiles (`encode(_:options:)`).
-final class JPEGEncoder: FormatEncoder {
+final class JPEGEncoder: MemoryEncoder {
     private let encoder: OpaquePointer
     private let file: AtomicFile?
     private let name: String

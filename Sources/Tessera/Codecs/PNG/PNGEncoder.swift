@@ -3,7 +3,7 @@ import CPNG
 
 /// Encodes PNG through libpng from strips: gray, gray+alpha, RGB or RGBA at 8 or 16 bits, deflate level 0-9.
 /// Writes to a temporary file renamed on `finish()`, or to memory for tiles (`encode(_:options:)`).
-final class PNGEncoder: FormatEncoder {
+final class PNGEncoder: MemoryEncoder {
     private let png: OpaquePointer
     private let file: AtomicFile?
     private let name: String

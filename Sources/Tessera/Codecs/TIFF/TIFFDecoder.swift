@@ -1,0 +1,268 @@
+import CTIFF
+
+/// Decodes a TIFF page (or pyramid level) through libtiff, one row of strips or tiles at a time: memory is
+/// bounded by the restricted width times the strip or tile height, and only the strips and tiles that intersect
+/// the rows and columns asked for are read.
+final class TIFFDecoder: ImageDecoder {
+    let size: Size
+    let format: PixelFormat
+    private let file: TIFFFile
+    private let layout: TIFFLayout
+    private let converter: TIFFSampleConverter
+    private let request: DecodeRequest
+    private var columns: Range<Int>
+    private var nextRow = 0
+    /// The decoded rows of one row of blocks (strip or tiles), restricted columns only, in `format`.
+    private var band: [UInt8] = []
+    private var bandIndex: Int?
+    /// One block as libtiff decodes it, samples interleaved.
+    private var block: [UInt8] = []
+    /// The bytes of one decoded row of a block.
+    private let blockRowBytes: Int
+    /// Planar-separate files store each sample in its own blocks: one plane's block, and its row size in bytes.
+    private var plane: [UInt8] = []
+    private let planeRowBytes: Int
+    /// Whether blocks are read through libtiff's RGBA interface (raw, subsampled YCbCr): 8-bit RGBA words,
+    /// each block's rows bottom-up.
+    private let usesRGBAInterface: Bool
+
+    // MARK: - Properties
+
+    static func readProperties(of input: ImageInput) throws -> ImageProperties {
+        let file = try TIFFFile(reading: input, budget: .default)
+        let pageCount = file.directoryCount
+        let pyramid = try TIFFPyramid(file, pageCount: pageCount)
+        let layout = try TIFFLayout(file)
+        return ImageProperties(format: .tiff, width: layout.width, height: layout.height,
+                               channels: layout.samplesPerPixel, bitDepth: layout.bitsPerSample,
+                               colorModel: layout.colorModel, hasAlpha: layout.alphaSample != nil,
+                               orientation: layout.orientation, hasICCProfile: file.hasICCProfile,
+                               pageCount: max(1, pageCount), levels: pyramid.levels.map(\.size),
+                               fileSize: file.byteCount)
+    }
+
+    static func nativeScales(for properties: ImageProperties) -> [Int] {
+        TIFFPyramid.scales(full: properties.size, levels: properties.levels)
+    }
+
+    // MARK: - Opening
+
+    init(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws {
+        let file = try TIFFFile(reading: input, budget: request.budget)
+        let name = input.name
+        if request.scale == 1 {
+            try file.selectPage(request.page)
+        } else {
+            let wanted = reducedSize(properties.size, by: request.scale)
+            let pyramid = try TIFFPyramid(file, pageCount: file.directoryCount)
+            guard request.page == 0, let level = pyramid.levels.first(where: { $0.size == wanted }) else {
+                throw TesseraError.invalidArgument("\(name): no pyramid level at 1/\(request.scale) scale")
+            }
+            switch level.location {
+            case let .page(index): try file.selectPage(index)
+            case let .subIFD(offset): try file.selectSubIFD(at: offset)
+            }
+        }
+        let layout = try TIFFLayout(file)
+        // libtiff's JPEG codec converts YCbCr to RGB itself; other YCbCr storage (raw, old-style JPEG) is
+        // subsampled, which libtiff's RGBA interface upsamples and converts.
+        usesRGBAInterface = layout.photometric == .ycbcr && Int32(layout.compression) != COMPRESSION_JPEG
+        if usesRGBAInterface {
+            var reason = [CChar](repeating: 0, count: 1024)
+            guard TIFFRGBAImageOK(file.handle, &reason) != 0 else {
+                let message = reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+                throw TesseraError.unsupported(path: name, feature: String(decoding: message, as: UTF8.self))
+            }
+        } else if layout.photometric == .ycbcr {
+            try file.set(TIFFTAG_JPEGCOLORMODE, Int(JPEGCOLORMODE_RGB))
+        }
+        let format = usesRGBAInterface ? .rgb8 : layout.outputFormat
+        let converter = try TIFFSampleConverter(layout: layout, colorMap: file.colorMap(entries: 1 << layout.bitsPerSample),
+                                                name: name)
+        // For planar-separate files libtiff's sizes are those of one sample's plane.
+        let planes = layout.planarSeparate ? layout.samplesPerPixel : 1
+        let blockBytes = layout.isTiled ? TIFFTileSize64(file.handle) : TIFFStripSize64(file.handle)
+        let rowBytes = layout.isTiled ? TIFFTileRowSize64(file.handle) : TIFFScanlineSize64(file.handle)
+        guard blockBytes > 0, rowBytes > 0, blockBytes <= UInt64(Int.max / planes), rowBytes <= blockBytes else {
+            throw file.readFailure("computing the strip or tile size")
+        }
+        // The rows libtiff decodes must hold the pixels the layout says they do (subsampled YCbCr rows hold fewer;
+        // the RGBA interface sizes its own output).
+        let (rowBits, overflow) = layout.blockWidth.multipliedReportingOverflow(
+            by: layout.samplesPerPixel / planes * layout.bitsPerSample)
+        guard usesRGBAInterface || (!overflow && Int(rowBytes) >= (rowBits + 7) / 8
+                                    && Int(blockBytes) / Int(rowBytes) >= layout.blockHeight) else {
+            throw TesseraError.corrupt(path: name, detail: "strip or tile size does not match the image layout")
+        }
+        try request.budget.check(Int(blockBytes) * planes, for: "one TIFF strip or tile", path: name)
+        try request.budget.checkRows(width: layout.width, rows: layout.blockHeight, format: format,
+                                     for: "one row of TIFF strips or tiles", path: name)
+        self.file = file
+        self.layout = layout
+        self.format = format
+        self.converter = converter
+        self.request = request
+        self.size = layout.size
+        self.columns = 0..<layout.width
+        if usesRGBAInterface {
+            blockRowBytes = layout.blockWidth * 4
+            planeRowBytes = 0
+            try request.budget.checkRows(width: layout.blockWidth, rows: layout.blockHeight, format: .rgba8,
+                                         for: "one TIFF strip or tile as RGBA", path: name)
+            block = [UInt8](repeating: 0, count: blockRowBytes * layout.blockHeight)
+        } else if planes == 1 {
+            blockRowBytes = Int(rowBytes)
+            planeRowBytes = 0
+            block = [UInt8](repeating: 0, count: Int(blockBytes))
+        } else {
+            // Sub-byte samples come one to a pixel, so planar images here have 8- or 16-bit samples.
+            blockRowBytes = layout.blockWidth * layout.samplesPerPixel * layout.bitsPerSample / 8
+            planeRowBytes = Int(rowBytes)
+            block = [UInt8](repeating: 0, count: blockRowBytes * layout.blockHeight)
+            plane = [UInt8](repeating: 0, count: Int(blockBytes))
+        }
+    }
+
+    // MARK: - Rows
+
+    func restrictColumns(to columns: Range<Int>) throws -> Range<Int> {
+        try checkColumns(columns, name: file.name)
+        self.columns = columns
+        band = []
+        bandIndex = nil
+        return columns
+    }
+
+    func skipRows(_ count: Int) throws {
+        // Rows are addressed by block, so skipping is only moving the position: nothing above is decoded.
+        nextRow = min(size.height, nextRow + max(0, count))
+    }
+
+    func decodeRows(into rows: UnsafeMutableRawPointer, bytesPerRow: Int, count: Int) throws {
+        try checkRows(from: nextRow, count: count, name: file.name)
+        let rowBytes = columns.count * format.bytesPerPixel
+        var done = 0
+        while done < count {
+            let index = nextRow / layout.blockHeight
+            if bandIndex != index { try loadBand(index) }
+            let top = index * layout.blockHeight
+            let available = min(count - done, top + layout.blockHeight - nextRow)
+            band.withUnsafeBytes { band in
+                for row in 0..<available {
+                    rows.advanced(by: (done + row) * bytesPerRow)
+                        .copyMemory(from: band.baseAddress! + (nextRow - top + row) * rowBytes, byteCount: rowBytes)
+                }
+            }
+            done += available
+            nextRow += available
+        }
+    }
+
+    /// Decodes the blocks of block row `index` that intersect the restricted columns into `band`.
+    private func loadBand(_ index: Int) throws {
+        let top = index * layout.blockHeight
+        let rows = min(layout.blockHeight, size.height - top)
+        let pixelBytes = format.bytesPerPixel, bandRowBytes = columns.count * pixelBytes
+        if band.count != bandRowBytes * layout.blockHeight {
+            band = [UInt8](repeating: 0, count: bandRowBytes * layout.blockHeight)
+        }
+        bandIndex = nil
+        var left = columns.lowerBound / layout.blockWidth * layout.blockWidth
+        while left < columns.upperBound {
+            if usesRGBAInterface {
+                try readRGBABlock(at: left, top)
+            } else if plane.isEmpty {
+                try block.withUnsafeMutableBytes { try readBlock(at: left, top, sample: 0, into: $0) }
+            } else {
+                for sample in 0..<layout.samplesPerPixel {
+                    try plane.withUnsafeMutableBytes { try readBlock(at: left, top, sample: sample, into: $0) }
+                    interleave(sample: sample, rows: rows)
+                }
+            }
+            let from = max(left, columns.lowerBound), to = min(left + layout.blockWidth, columns.upperBound)
+            block.withUnsafeBytes { block in
+                band.withUnsafeMutableBytes { band in
+                    for row in 0..<rows {
+                        let target = band.baseAddress! + row * bandRowBytes + (from - columns.lowerBound) * pixelBytes
+                        if usesRGBAInterface {
+                            // Tiles come full height and strips as many rows as they hold, either bottom-up.
+                            let stored = (layout.isTiled ? layout.blockHeight : rows) - 1 - row
+                            Self.dropAlpha(block.baseAddress! + stored * blockRowBytes + (from - left) * 4,
+                                           count: to - from, into: target)
+                        } else {
+                            converter.convert(block.baseAddress! + row * blockRowBytes, first: from - left,
+                                              count: to - from, into: target)
+                        }
+                    }
+                }
+            }
+            left += layout.blockWidth
+        }
+        bandIndex = index
+    }
+
+    /// Reads the strip or tile holding pixel (`x`, `y`) through libtiff's RGBA interface into `block`.
+    private func readRGBABlock(at x: Int, _ y: Int) throws {
+        file.clearMessage()
+        let result = block.withUnsafeMutableBytes { buffer in
+            let raster = buffer.baseAddress!.assumingMemoryBound(to: UInt32.self)
+            return layout.isTiled
+                ? TIFFReadRGBATileExt(file.handle, UInt32(x), UInt32(y), raster, 1)
+                : TIFFReadRGBAStripExt(file.handle, UInt32(y), raster, 1)
+        }
+        if result == 0 && !request.allowPartial {
+            throw file.readFailure("at row \(y.grouped) of \(size.height.grouped)")
+        }
+    }
+
+    /// Copies the RGB of `count` RGBA pixels.
+    private static func dropAlpha(_ source: UnsafeRawPointer, count: Int, into target: UnsafeMutableRawPointer) {
+        for index in 0..<count {
+            target.advanced(by: 3 * index).copyMemory(from: source.advanced(by: 4 * index), byteCount: 3)
+        }
+    }
+
+    /// Copies one sample's plane into its place among the interleaved samples of `block`.
+    private func interleave(sample: Int, rows: Int) {
+        let sampleBytes = layout.bitsPerSample / 8, pixelBytes = layout.samplesPerPixel * sampleBytes
+        let width = layout.blockWidth
+        plane.withUnsafeBytes { plane in
+            block.withUnsafeMutableBytes { block in
+                for row in 0..<rows {
+                    let source = plane.baseAddress! + row * planeRowBytes
+                    let target = block.baseAddress! + row * blockRowBytes + sample * sampleBytes
+                    for x in 0..<width {
+                        (target + x * pixelBytes).copyMemory(from: source + x * sampleBytes, byteCount: sampleBytes)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads the strip or tile holding pixel (`x`, `y`) of `sample`'s plane (0 unless planar-separate) into
+    /// `buffer`; a truncated block is zero-filled when partial results are allowed.
+    private func readBlock(at x: Int, _ y: Int, sample: Int, into buffer: UnsafeMutableRawBufferPointer) throws {
+        let number = layout.isTiled
+            ? TIFFComputeTile(file.handle, UInt32(x), UInt32(y), 0, UInt16(sample))
+            : TIFFComputeStrip(file.handle, UInt32(y), UInt16(sample))
+        let context = "at row \(y.grouped) of \(size.height.grouped)"
+        var truncated = false
+        let stored = file.byteRange(ofBlock: number)
+        let (end, overflow) = stored.offset.addingReportingOverflow(stored.count)
+        if overflow || end > UInt64(file.byteCount) {
+            truncated = true
+            if !request.allowPartial {
+                throw TesseraError.truncated(path: file.name, detail: "\(context) (a strip or tile lies past the end of the file)")
+            }
+        }
+        file.clearMessage()
+        if request.allowPartial { _ = buffer.initializeMemory(as: UInt8.self, repeating: 0) }
+        let count = tmsize_t(buffer.count)
+        let result = layout.isTiled
+            ? TIFFReadEncodedTile(file.handle, number, buffer.baseAddress, count)
+            : TIFFReadEncodedStrip(file.handle, number, buffer.baseAddress, count)
+        if result < 0 && !(truncated && request.allowPartial) {
+            throw file.readFailure(context, truncated: truncated)
+        }
+    }
+}
