@@ -36,8 +36,8 @@ final class RegionReader: ImageReader {
     private var scratch: [UInt8] = []
     private(set) var nextRow = 0
 
-    /// `region` is in the decoder's pixel coordinates and must lie inside its image; every strip is checked
-    /// against `budget` before it is allocated (a hostile width must not allocate first and fail later).
+    /// `region` is in the decoder's pixel coordinates and must lie inside its image; strips are sized to fit
+    /// `budget` before they are allocated (a hostile width must not allocate first and fail later).
     init(decoder: RowDecoder, region: Rect, budget: MemoryBudget, name: String) {
         precondition(Rect(decoder.size).intersection(region) == region, "region outside the image")
         self.decoder = decoder
@@ -50,13 +50,16 @@ final class RegionReader: ImageReader {
     var format: PixelFormat { decoder.format }
 
     func read(into strip: inout Strip, maxRows: Int) throws -> Bool {
-        let rows = min(maxRows, region.height - nextRow)
+        var rows = min(maxRows, region.height - nextRow)
         guard rows > 0 else {
             strip.prepare(y: nextRow, rows: 0, width: region.width, format: format)
             return false
         }
         let decoded = try startIfNeeded()
-        try budget.checkRows(width: decoded.count, rows: rows, format: format, for: "a strip of \(rows) rows", path: name)
+        // A strip is the window streaming may always hold, but it is still allocated: one row must fit the budget
+        // (a hostile width fails here, before allocating), and a strip holds no more rows than fit.
+        try budget.checkRows(width: decoded.count, rows: 1, format: format, for: "a row of pixels", path: name)
+        rows = max(1, min(rows, budget.limit / max(1, decoded.count * format.bytesPerPixel)))
         strip.prepare(y: nextRow, rows: rows, width: region.width, format: format)
         let bytesPerPixel = format.bytesPerPixel
         if decoded == region.x..<region.maxX {
