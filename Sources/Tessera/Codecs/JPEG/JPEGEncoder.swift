@@ -34,7 +34,7 @@ final class JPEGEncoder: MemoryEncoder {
     /// `file` nil encodes to memory.
     private init(size: Size, format: PixelFormat, options: EncodeOptions, name: String, file: AtomicFile?) throws {
         guard size.width > 0, size.height > 0, size.width <= 65_500, size.height <= 65_500 else {
-            throw TesseraError.invalidArgument("\(name): JPEG images are at most 65,500 pixels a side, not \(size)")
+            throw TesseraError.unsupported(path: name, feature: "a \(size) JPEG (at most 65,500 pixels a side)")
         }
         if options.progressive || options.optimizeHuffman {
             // Both make libjpeg buffer the whole image's coefficients: 2 bytes per sample, chroma subsampled.

@@ -33,7 +33,7 @@ final class PNGEncoder: MemoryEncoder {
     /// `file` nil encodes to memory.
     private init(size: Size, format: PixelFormat, options: EncodeOptions, name: String, file: AtomicFile?) throws {
         guard size.width > 0, size.height > 0, size.width < Int(Int32.max), size.height < Int(Int32.max) else {
-            throw TesseraError.invalidArgument("\(name): cannot write a \(size) PNG")
+            throw TesseraError.unsupported(path: name, feature: "a \(size) PNG (at most 2,147,483,646 pixels a side)")
         }
         guard let png = tessera_png_writer_create(file?.handle) else {
             throw TesseraError.io(path: name, detail: "cannot create a PNG encoder")

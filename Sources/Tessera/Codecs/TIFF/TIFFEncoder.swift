@@ -40,7 +40,7 @@ final class TIFFEncoder: FormatEncoder {
     init(target: EncodeTarget) throws {
         let options = target.options, format = target.format, size = target.size, path = target.path
         guard size.width > 0, size.height > 0, size.width <= Int(UInt32.max), size.height <= Int(UInt32.max) else {
-            throw TesseraError.invalidArgument("\(path): cannot write a \(size) TIFF")
+            throw TesseraError.unsupported(path: path, feature: "a \(size) TIFF")
         }
         guard !options.tiled || (options.tileSize >= 16 && options.tileSize % 16 == 0 && options.tileSize <= 65536) else {
             throw TesseraError.invalidArgument("\(path): TIFF tile size \(options.tileSize) must be a multiple of 16"
@@ -51,7 +51,7 @@ final class TIFFEncoder: FormatEncoder {
         }
         guard let rowBytes = MemoryBudget.bytes(width: size.width, rows: 1, format: format),
               let imageBytes = MemoryBudget.bytes(width: size.width, rows: size.height, format: format) else {
-            throw TesseraError.invalidArgument("\(path): a \(size) image is too large")
+            throw TesseraError.unsupported(path: path, feature: "a \(size) TIFF (too large)")
         }
         tiled = options.tiled
         if tiled {

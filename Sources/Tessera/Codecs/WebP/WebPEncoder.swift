@@ -20,8 +20,7 @@ final class WebPEncoder: MemoryEncoder {
         let size = target.size, path = target.path
         guard size.width > 0, size.height > 0,
               size.width <= Self.maximumDimension, size.height <= Self.maximumDimension else {
-            throw TesseraError.invalidArgument("\(path): WebP images are at most \(Self.maximumDimension)x"
-                                               + "\(Self.maximumDimension) pixels; this one is \(size)")
+            throw TesseraError.unsupported(path: path, feature: "a \(size) WebP (at most \(Self.maximumDimension) pixels a side)")
         }
         // The gathered rows, and libwebp's own copy of the picture (ARGB or YUVA, at most 4 bytes a pixel).
         let bytes = size.width * size.height * target.format.bytesPerPixel
