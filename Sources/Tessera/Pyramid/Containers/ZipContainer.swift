@@ -36,6 +36,13 @@ public final class ZipContainer: PyramidContainer {
         let url = URL(fileURLWithPath: path)
         partialPath = url.deletingLastPathComponent().path + "/." + url.lastPathComponent + ".tessera-partial"
         keyPath = partialPath + ".key"
+        // As the folder container does, make the folder OUT goes in, so both containers take the same OUT.
+        do {
+            try FileManager.default.createDirectory(atPath: url.deletingLastPathComponent().path,
+                                                    withIntermediateDirectories: true)
+        } catch {
+            throw TesseraError.io(path: path, detail: "cannot create its folder: \(error.localizedDescription)")
+        }
         var state = State()
         let previousKey = try? String(contentsOfFile: keyPath, encoding: .utf8)
         if resume && FileManager.default.fileExists(atPath: partialPath) {
