@@ -22,12 +22,15 @@ from conftest import photo, psnr, read_png, run, write_png
 if shutil.which("vips") is None:
     pytest.skip("libvips-tools is not installed", allow_module_level=True)
 
-# Our layout name -> (vips --layout, vips options beyond it) for the same pyramid.
+# The same pyramid asked of each: case -> (our layout, vips --layout, options both take).
 LAYOUTS = {
-    "dz": ("dz", []),
-    "zoomify": ("zoomify", []),
-    "xyz": ("google", []),
-    "iiif": ("iiif3", []),
+    "dz": ("dz", "dz", []),
+    "dz-overlap2-tile256": ("dz", "dz", ["--overlap", "2", "--tile-size", "256"]),
+    "dz-onetile-overlap0": ("dz", "dz", ["--depth", "onetile", "--overlap", "0"]),
+    "zoomify": ("zoomify", "zoomify", []),
+    "xyz": ("xyz", "google", []),
+    "xyz-tile100": ("xyz", "google", ["--tile-size", "100"]),
+    "iiif": ("iiif", "iiif3", []),
 }
 # vips-only files: its own metadata dump, and the tile XYZ viewers show where there is no tile.
 VIPS_EXTRAS = {"vips-properties.xml", "blank.png"}
@@ -64,15 +67,15 @@ def pixels(path):
         return np.asarray(image.convert("RGB"), dtype=np.uint8)
 
 
-def build_pair(tessera, tmp_path, source, layout, size):
+def build_pair(tessera, tmp_path, source, case, size):
     """Builds the same pyramid with vips and with tessera; returns (ours, theirs) as {normalised path: file}."""
-    vips_layout, vips_options = LAYOUTS[layout]
+    layout, vips_layout, options = LAYOUTS[case]
     theirs_root, ours_root = tmp_path / "vips", tmp_path / "ours"
     theirs_root.mkdir()
     ours_root.mkdir()
-    result = run("vips", "dzsave", source, theirs_root / "p", "--layout", vips_layout, *vips_options)
+    result = run("vips", "dzsave", source, theirs_root / "p", "--layout", vips_layout, *options)
     assert result.returncode == 0, result.stderr
-    tessera_ok(tessera, "tile", source, ours_root / "p", "--layout", layout)
+    tessera_ok(tessera, "tile", source, ours_root / "p", "--layout", layout, *options)
     theirs = tree(theirs_root, VIPS_EXTRAS)
     if layout == "iiif":
         theirs = {iiif_name(path, size): file for path, file in theirs.items()}
@@ -91,10 +94,11 @@ def sources(tmp_path_factory):
     return paths
 
 
-@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("case", sorted(LAYOUTS))
 @pytest.mark.parametrize("size", [(1000, 700), (513, 257), (1, 300)], ids=lambda s: f"{s[0]}x{s[1]}")
-def test_layout_matches_vips_tree_and_pixels(tessera, tmp_path, sources, layout, size):
-    ours, theirs = build_pair(tessera, tmp_path, sources[size], layout, size)
+def test_layout_matches_vips_tree_and_pixels(tessera, tmp_path, sources, case, size):
+    layout = LAYOUTS[case][0]
+    ours, theirs = build_pair(tessera, tmp_path, sources[size], case, size)
     assert sorted(ours) == sorted(theirs)
     for path, file in ours.items():
         if file.suffix in (".xml", ".json", ".dzi"):
