@@ -78,6 +78,11 @@ public final class ZipContainer: PyramidContainer {
         let crc = bytes.withUnsafeBufferPointer { UInt32(crc32(0, $0.baseAddress, uInt($0.count))) }
         try state.withLock { state in
             guard let handle = state.handle else { throw TesseraError.io(path: self.path, detail: "already closed") }
+            if state.names.contains(path) {
+                // A resumed build writes the metadata again when the killed one had got that far: the new entry
+                // replaces the old one in the central directory, whose bytes stay behind unlisted.
+                state.entries.removeAll { $0.name == name }
+            }
             var header = ByteWriter()
             header.u32(0x0403_4B50)
             header.u16(20)
