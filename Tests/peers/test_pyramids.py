@@ -294,6 +294,20 @@ def test_pyramidal_tiff_deflate_and_subifds_keep_pixels_exactly(tessera, tmp_pat
         assert np.array_equal(read_png(copy), levels[subifd + 1])
 
 
+@pytest.mark.skipif(shutil.which("openslide-show-properties") is None, reason="openslide-tools is not installed")
+def test_openslide_reads_every_page_as_a_level(tessera, tmp_path, sources):
+    out = tmp_path / "slide.tif"
+    tessera_ok(tessera, "tile", sources[(1000, 700)], out, "--layout", "tiff")
+    result = run("openslide-show-properties", out)
+    assert result.returncode == 0, result.stderr
+    properties = dict(re.findall(r"^(\S+): '(.*)'$", result.stdout, re.MULTILINE))
+    assert properties["openslide.vendor"] == "generic-tiff"
+    assert properties["openslide.level-count"] == "3"
+    for level, (width, height) in enumerate([(1000, 700), (500, 350), (250, 175)]):
+        assert (properties[f"openslide.level[{level}].width"], properties[f"openslide.level[{level}].height"]) \
+            == (str(width), str(height))
+
+
 def test_pyramidal_tiff_refuses_what_one_file_cannot_do(tessera, tmp_path, sources):
     for extra in (["--resume"], ["--skip-blank"], ["--container", "zip"], ["--tile-size", "100"]):
         result = run(tessera, "tile", sources[(513, 257)], tmp_path / "x.tif", "--layout", "tiff", *extra)
