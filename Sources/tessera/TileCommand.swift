@@ -98,8 +98,9 @@ enum TileCommand: Command {
             throw UsageError("--\(refused) is for tile folders: a TIFF is one file written in one go")
         }
         if arguments.value("container") != nil { throw UsageError("--container is for tile folders, not a TIFF") }
-        guard plan.tileSize % 16 == 0 else {
-            throw UsageError("--tile-size must be a multiple of 16 for a TIFF, not \(plan.tileSize)")
+        let multiple = PyramidalTIFFSink.tileSizeMultiple
+        guard plan.tileSize % multiple == 0 else {
+            throw UsageError("--tile-size must be a multiple of \(multiple) for a TIFF, not \(plan.tileSize)")
         }
         let levels = try arguments.choice("tiff-levels", from: PyramidalTIFFSink.LevelStorage.allCases.map(\.rawValue))
             .flatMap(PyramidalTIFFSink.LevelStorage.init(rawValue:)) ?? .pages

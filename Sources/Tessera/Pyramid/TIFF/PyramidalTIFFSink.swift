@@ -21,8 +21,12 @@ public final class PyramidalTIFFSink: TileSink {
 
     /// The final path of the TIFF file.
     public let path: String
+    /// The levels and tile grid; tiles are `plan.tileSize` pixels square.
     public let plan: PyramidPlan
+    /// Pages or SubIFDs.
     public let levelStorage: LevelStorage
+    /// Tile sides are a multiple of this many pixels, as the TIFF specification asks and JPEG's chroma blocks need.
+    public static let tileSizeMultiple = 16
     private let tiles: TileEncoding
     private let state: Mutex<State>
 
@@ -40,13 +44,12 @@ public final class PyramidalTIFFSink: TileSink {
 
     /// Creates the temporary file for a pyramid of `plan`, whose tiles come in `pixelFormat` (8 bits per sample),
     /// encoded as `options.tileFormat` says: JPEG tiles, PNG as deflate-compressed pixels. `options` must be the
-    /// ones the builder is given. Tiles are square, a multiple of 16 pixels (as the TIFF specification asks and
-    /// JPEG's chroma blocks need), without overlap.
+    /// ones the builder is given. Tiles are a multiple of `tileSizeMultiple` pixels, without overlap.
     public init(path: String, plan: PyramidPlan, pixelFormat: PixelFormat, options: PyramidBuilder.Options,
                 levelStorage: LevelStorage = .pages) throws {
-        guard plan.tileSize % 16 == 0 else {
+        guard plan.tileSize % Self.tileSizeMultiple == 0 else {
             throw TesseraError.invalidArgument(
-                "\(path): TIFF tiles must be a multiple of 16 pixels a side, not \(plan.tileSize)")
+                "\(path): TIFF tiles must be a multiple of \(Self.tileSizeMultiple) pixels a side, not \(plan.tileSize)")
         }
         guard plan.overlap == 0 else {
             throw TesseraError.invalidArgument("\(path): TIFF tiles cannot overlap")
