@@ -127,6 +127,16 @@ def test_layout_matches_vips_tree_and_pixels(tessera, tmp_path, sources, case, s
         assert info["tiles"][0]["scaleFactors"] == sorted(written)
 
 
+def test_zoomify_numbers_tile_groups_as_vips_past_256_tiles(tessera, tmp_path):
+    source = tmp_path / "wide.png"
+    Image.fromarray(np.tile(photo(500, 500, seed=3), (6, 9, 1))[:2701, :4097]).save(source, compress_level=1)
+    ours, theirs = build_pair(tessera, tmp_path, source, "zoomify", (4097, 2701))
+    assert sorted(ours) == sorted(theirs)
+    assert any(path.startswith("p/TileGroup1/") for path in ours)
+    for path in ("p/TileGroup0/0-0-0.jpg", "p/TileGroup1/5-15-10.jpg", "p/TileGroup1/5-16-10.jpg"):
+        assert psnr(pixels(ours[path]), pixels(theirs[path])) >= 40
+
+
 def test_zip_container_holds_the_folder_tree_byte_for_byte(tessera, tmp_path, sources):
     source = sources[(513, 257)]
     tessera_ok(tessera, "tile", source, tmp_path / "folder" / "p", "--layout", "zoomify")
@@ -145,6 +155,12 @@ def test_thread_count_does_not_change_a_byte(tessera, tmp_path, sources):
     one = {path: file.read_bytes() for path, file in tree(tmp_path / "1", ()).items()}
     four = {path: file.read_bytes() for path, file in tree(tmp_path / "4", ()).items()}
     assert one == four
+    # A TIFF's tiles are stored in the order they finish, so compare what they decode to.
+    for threads in ("1", "4"):
+        tessera_ok(tessera, "tile", sources[(1000, 700)], tmp_path / f"{threads}.tif", "--layout", "tiff",
+                   "--threads", threads)
+    for one_page, four_page in zip(tiff_pages(tmp_path / "1.tif"), tiff_pages(tmp_path / "4.tif"), strict=True):
+        assert np.array_equal(one_page, four_page)
 
 
 @pytest.fixture(scope="module")
