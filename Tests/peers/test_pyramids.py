@@ -1,7 +1,6 @@
 """Tile pyramids against libvips (dzsave, tiffsave --pyramid) as the oracle: the same trees and file names, the
 same level sizes, tiles within 40 dB PSNR; the zip container, determinism across thread counts, kill and resume,
 --skip-blank, and the pyramidal TIFF read back by libvips at every level."""
-import io
 import json
 import os
 import random
