@@ -30,8 +30,8 @@ private func parseDirectory(_ bytes: [UInt8], at offset: Int, big: Bool) -> Pars
 }
 
 /// Builds a pyramid of a 300 x 200 gradient into a TIFF and returns the file's bytes.
-private func buildTIFF(format: TileFormat, pixelFormat: PixelFormat = .rgb8,
-                       levels: PyramidalTIFFSink.LevelStorage) throws -> (PyramidPlan, [UInt8]) {
+private func buildTIFF(format: TileFormat, pixelFormat: PixelFormat = .rgb8, levels: PyramidalTIFFSink.LevelStorage,
+                       classicLimit: UInt64 = UInt64(UInt32.max)) throws -> (PyramidPlan, [UInt8]) {
     let folder = try TestImages.folder()
     defer { try? FileManager.default.removeItem(atPath: folder) }
     let image = TestImages.gradient(width: 300, height: 200, format: pixelFormat)
@@ -41,7 +41,7 @@ private func buildTIFF(format: TileFormat, pixelFormat: PixelFormat = .rgb8,
     options.threads = 3
     let path = "\(folder)/out.tif"
     let sink = try PyramidalTIFFSink(path: path, plan: plan, pixelFormat: pixelFormat, options: options,
-                                     levelStorage: levels)
+                                     levelStorage: levels, classicLimit: classicLimit)
     _ = try PyramidBuilder(plan: plan, sink: sink, options: options).build(from: BufferReader(image))
     let files = try FileManager.default.contentsOfDirectory(atPath: folder)
     #expect(files == ["out.tif"], "the temporary file is renamed, nothing else is left")
@@ -50,14 +50,17 @@ private func buildTIFF(format: TileFormat, pixelFormat: PixelFormat = .rgb8,
 
 /// The pyramidal TIFF writer, read back with a reader independent of it.
 @Suite struct PyramidalTIFFTests {
-    @Test func pyramidalTIFFPagesDescribeEveryLevelAndPointAtItsTiles() throws {
-        let (plan, bytes) = try buildTIFF(format: .jpeg, levels: .pages)
-        #expect(Array(bytes.prefix(4)) == [0x49, 0x49, 42, 0])
-        var offset = Int(UInt32(bytes[4]) | UInt32(bytes[5]) << 8 | UInt32(bytes[6]) << 16 | UInt32(bytes[7]) << 24)
+    @Test(arguments: [false, true])
+    func pyramidalTIFFPagesDescribeEveryLevelAndPointAtItsTiles(big: Bool) throws {
+        // A limit of 0 bytes makes the writer choose BigTIFF as it would past 4 GiB.
+        let (plan, bytes) = try buildTIFF(format: .jpeg, levels: .pages, classicLimit: big ? 0 : UInt64(UInt32.max))
+        #expect(Array(bytes.prefix(4)) == (big ? [0x49, 0x49, 43, 0] : [0x49, 0x49, 42, 0]))
+        if big { #expect(Array(bytes[4..<8]) == [8, 0, 0, 0]) }
+        var offset = (0..<(big ? 8 : 4)).reduce(0) { $0 | Int(bytes[(big ? 8 : 4) + $1]) << (8 * $1) }
         var directories: [ParsedDirectory] = []
         while offset != 0 {
             #expect(offset % 2 == 0, "directories start on a word boundary")
-            let directory = parseDirectory(bytes, at: offset, big: false)
+            let directory = parseDirectory(bytes, at: offset, big: big)
             directories.append(directory)
             offset = Int(directory.next)
         }

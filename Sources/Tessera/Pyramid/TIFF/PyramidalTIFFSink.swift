@@ -29,6 +29,8 @@ public final class PyramidalTIFFSink: TileSink {
     public static let tileSizeMultiple = 16
     private let tiles: TileEncoding
     private let state: Mutex<State>
+    /// The largest file written as classic TIFF; tests lower it to make BigTIFF without writing 4 GiB.
+    private let classicLimit: UInt64
 
     /// Bytes reserved at the start of the file for the header: BigTIFF's 16 (classic TIFF uses 8).
     private static let headerSize: UInt64 = 16
@@ -45,8 +47,14 @@ public final class PyramidalTIFFSink: TileSink {
     /// Creates the temporary file for a pyramid of `plan`, whose tiles come in `pixelFormat` (8 bits per sample),
     /// encoded as `options.tileFormat` says: JPEG tiles, PNG as deflate-compressed pixels. `options` must be the
     /// ones the builder is given. Tiles are a multiple of `tileSizeMultiple` pixels, without overlap.
-    public init(path: String, plan: PyramidPlan, pixelFormat: PixelFormat, options: PyramidBuilder.Options,
-                levelStorage: LevelStorage = .pages) throws {
+    public convenience init(path: String, plan: PyramidPlan, pixelFormat: PixelFormat,
+                            options: PyramidBuilder.Options, levelStorage: LevelStorage = .pages) throws {
+        try self.init(path: path, plan: plan, pixelFormat: pixelFormat, options: options, levelStorage: levelStorage,
+                      classicLimit: UInt64(UInt32.max))
+    }
+
+    init(path: String, plan: PyramidPlan, pixelFormat: PixelFormat, options: PyramidBuilder.Options,
+         levelStorage: LevelStorage, classicLimit: UInt64) throws {
         guard plan.tileSize % Self.tileSizeMultiple == 0 else {
             throw TesseraError.invalidArgument(
                 "\(path): TIFF tiles must be a multiple of \(Self.tileSizeMultiple) pixels a side, not \(plan.tileSize)")
@@ -61,6 +69,7 @@ public final class PyramidalTIFFSink: TileSink {
         self.path = path
         self.plan = plan
         self.levelStorage = levelStorage
+        self.classicLimit = classicLimit
         tiles = try TileEncoding(path: path, format: options.tileFormat, pixelFormat: pixelFormat,
                                  encoding: options.encoding)
         let file = try AtomicFile(path: path)
@@ -104,7 +113,7 @@ public final class PyramidalTIFFSink: TileSink {
                 directory(depth: $0, state: state, subIFDs: [UInt64](repeating: 0, count: $0 == 0 ? reduced : 0))
             }
             let variant: TIFFDirectory.Variant =
-                state.end + UInt64(sizing.reduce(0) { $0 + $1.byteCount(.classic) }) <= UInt64(UInt32.max)
+                state.end + UInt64(sizing.reduce(0) { $0 + $1.byteCount(.classic) }) <= classicLimit
                 ? .classic : .big
             var starts: [UInt64] = [], offset = state.end
             for directory in sizing {
@@ -117,20 +126,9 @@ public final class PyramidalTIFFSink: TileSink {
                 let next = levelStorage == .pages && depth + 1 < starts.count ? starts[depth + 1] : 0
                 try Self.write(directory.serialized(at: starts[depth], next: next, variant), to: &state, path: path)
             }
-            var header = ByteWriter()
-            header.bytes += Array("II".utf8)
-            switch variant {
-            case .classic:
-                header.u16(42)
-                header.u32(UInt32(starts[0]))
-            case .big:
-                header.u16(43)
-                header.u16(8)
-                header.u16(0)
-                header.u64(starts[0])
-            }
+            let header = Self.header(variant, firstDirectory: starts[0])
             guard let file = state.file, let handle = file.handle, fseeko(handle, 0, SEEK_SET) == 0,
-                  fwrite(header.bytes, 1, header.bytes.count, handle) == header.bytes.count else {
+                  fwrite(header, 1, header.count, handle) == header.count else {
                 throw Self.ioError(path)
             }
             try file.commit()
@@ -159,6 +157,23 @@ public final class PyramidalTIFFSink: TileSink {
         if tiles.hasAlpha { directory.add(.extraSamples, .short, [2]) }  // unassociated alpha
         if let subsampling = tiles.chromaSubsampling { directory.add(.yCbCrSubsampling, .short, [subsampling, subsampling]) }
         return directory
+    }
+
+    /// The file header, little-endian, pointing at the first directory.
+    private static func header(_ variant: TIFFDirectory.Variant, firstDirectory: UInt64) -> [UInt8] {
+        var header = ByteWriter()
+        header.bytes += Array("II".utf8)
+        switch variant {
+        case .classic:
+            header.u16(42)
+            header.u32(UInt32(firstDirectory))
+        case .big:
+            header.u16(43)
+            header.u16(8)  // bytes per offset
+            header.u16(0)
+            header.u64(firstDirectory)
+        }
+        return header.bytes
     }
 
     /// Appends `bytes` at the end of the file.
