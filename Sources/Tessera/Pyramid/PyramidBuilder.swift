@@ -105,7 +105,7 @@ public final class PyramidBuilder: Sendable {
             state.withLock { $0.tilesReused += 1 }
             return
         }
-        let bytes = try ImageWriter.encode(tile, as: options.tileFormat.imageFormat, options: options.encoding)
+        let bytes = try sink.encode(tile, options: options)
         try sink.write(bytes, for: address)
         state.withLock { $0.tilesWritten += 1 }
     }

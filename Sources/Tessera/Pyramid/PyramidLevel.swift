@@ -30,15 +30,17 @@ final class PyramidLevel {
     /// The row that completes tile row `tileRow`: its last row including the bottom overlap.
     private var rowsNeeded: Int { min(size.height, (tileRow + 1) * plan.tileSize + plan.overlap) }
 
-    /// Adds the next row; returns the tile rows it completed (`cut` is called for each) and the row, if any, that
-    /// it completes for the next level.
+    /// Adds the next row; calls `cut` for each tile row it completes and `forward` with the row, if any, that it
+    /// completes for the next level.
     func append(_ row: UnsafeRawBufferPointer, cut: (_ tileRow: Int) throws -> Void,
                 forward: (_ halfRow: UnsafeRawBufferPointer) throws -> Void) throws {
         window.withUnsafeMutableBytes { target in
             target.baseAddress!.advanced(by: rowCount * bytesPerRow).copyMemory(from: row.baseAddress!, byteCount: bytesPerRow)
         }
         rowCount += 1
-        if firstRow + rowCount == rowsNeeded {
+        // The last row can complete two tile rows: when the last tile row lies within the overlap below the one
+        // before it (a level 255 high in 254-pixel tiles with overlap 1), both end on this row.
+        while tileRow < plan.levels[depth].rows && firstRow + rowCount == rowsNeeded {
             try cut(tileRow)
             advanceTileRow()
         }

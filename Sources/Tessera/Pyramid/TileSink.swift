@@ -19,10 +19,19 @@ public protocol TileSink: AnyObject, Sendable {
     var padsEdgeTiles: Bool { get }
     /// Whether an earlier, interrupted build already stored this tile completely (`--resume`).
     func hasTile(_ tile: TileAddress) -> Bool
+    /// Encodes one tile as the sink stores it; `options` are the builder's.
+    func encode(_ tile: ImageBuffer, options: PyramidBuilder.Options) throws -> [UInt8]
     /// Stores one encoded tile.
     func write(_ bytes: [UInt8], for tile: TileAddress) throws
     /// Writes the metadata, listing the tiles left out as blank, and makes the pyramid visible under its name.
     func finish(blankTiles: [TileAddress]) throws
+}
+
+extension TileSink {
+    /// Tiles as image files in the builder's tile format.
+    public func encode(_ tile: ImageBuffer, options: PyramidBuilder.Options) throws -> [UInt8] {
+        try ImageWriter.encode(tile, as: options.tileFormat.imageFormat, options: options.encoding)
+    }
 }
 
 /// Maps tiles to file paths and writes the metadata files of one directory layout (Deep Zoom, Zoomify, ...).

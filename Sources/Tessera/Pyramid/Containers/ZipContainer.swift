@@ -36,6 +36,13 @@ public final class ZipContainer: PyramidContainer {
         let url = URL(fileURLWithPath: path)
         partialPath = url.deletingLastPathComponent().path + "/." + url.lastPathComponent + ".tessera-partial"
         keyPath = partialPath + ".key"
+        // As the folder container does, make the folder OUT goes in, so both containers take the same OUT.
+        do {
+            try FileManager.default.createDirectory(atPath: url.deletingLastPathComponent().path,
+                                                    withIntermediateDirectories: true)
+        } catch {
+            throw TesseraError.io(path: path, detail: "cannot create its folder: \(error.localizedDescription)")
+        }
         var state = State()
         let previousKey = try? String(contentsOfFile: keyPath, encoding: .utf8)
         if resume && FileManager.default.fileExists(atPath: partialPath) {
@@ -71,6 +78,11 @@ public final class ZipContainer: PyramidContainer {
         let crc = bytes.withUnsafeBufferPointer { UInt32(crc32(0, $0.baseAddress, uInt($0.count))) }
         try state.withLock { state in
             guard let handle = state.handle else { throw TesseraError.io(path: self.path, detail: "already closed") }
+            if state.names.contains(path) {
+                // A resumed build writes the metadata again when the killed one had got that far: the new entry
+                // replaces the old one in the central directory, whose bytes stay behind unlisted.
+                state.entries.removeAll { $0.name == name }
+            }
             var header = ByteWriter()
             header.u32(0x0403_4B50)
             header.u16(20)
@@ -190,13 +202,4 @@ public final class ZipContainer: PyramidContainer {
     private static func ioError(_ path: String) -> TesseraError {
         TesseraError.io(path: path, detail: String(cString: strerror(errno)).lowercased())
     }
-}
-
-/// Little-endian fields appended to a byte array, for the zip and TIFF writers.
-struct ByteWriter {
-    var bytes: [UInt8] = []
-
-    mutating func u16(_ value: UInt16) { bytes += [UInt8(value & 0xFF), UInt8(value >> 8)] }
-    mutating func u32(_ value: UInt32) { for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(value >> UInt32(shift) & 0xFF)) } }
-    mutating func u64(_ value: UInt64) { for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(value >> UInt64(shift) & 0xFF)) } }
 }

@@ -1,0 +1,118 @@
+import Foundation
+import Testing
+@testable import Tessera
+
+/// A directory as a TIFF reader sees it: tag to values, and the offset of the next directory.
+private struct ParsedDirectory {
+    var fields: [UInt16: [UInt64]] = [:]
+    var next: UInt64 = 0
+}
+
+/// A minimal reader for what the pyramid writer makes (little-endian, classic or BigTIFF, numeric fields), kept
+/// independent of the writer so the two cannot share a mistake.
+private func parseDirectory(_ bytes: [UInt8], at offset: Int, big: Bool) -> ParsedDirectory {
+    func value(_ at: Int, _ size: Int) -> UInt64 {
+        (0..<size).reduce(0) { $0 | UInt64(bytes[at + $1]) << (8 * $1) }
+    }
+    let typeSizes: [UInt64: Int] = [3: 2, 4: 4, 13: 4, 16: 8, 18: 8]
+    let countSize = big ? 8 : 2, entrySize = big ? 20 : 12, wordSize = big ? 8 : 4
+    let count = Int(value(offset, countSize))
+    var directory = ParsedDirectory()
+    for index in 0..<count {
+        let entry = offset + countSize + index * entrySize
+        let tag = UInt16(value(entry, 2)), size = typeSizes[value(entry + 2, 2)] ?? 1
+        let valueCount = Int(value(entry + 4, wordSize))
+        let start = valueCount * size <= wordSize ? entry + 4 + wordSize : Int(value(entry + 4 + wordSize, wordSize))
+        directory.fields[tag] = (0..<valueCount).map { value(start + $0 * size, size) }
+    }
+    directory.next = value(offset + countSize + count * entrySize, wordSize)
+    return directory
+}
+
+/// Builds a pyramid of a 300 x 200 gradient into a TIFF and returns the file's bytes.
+private func buildTIFF(format: TileFormat, pixelFormat: PixelFormat = .rgb8, levels: PyramidalTIFFSink.LevelStorage,
+                       classicLimit: UInt64 = UInt64(UInt32.max)) throws -> (PyramidPlan, [UInt8]) {
+    let folder = try TestImages.folder()
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let image = TestImages.gradient(width: 300, height: 200, format: pixelFormat)
+    let plan = try PyramidPlan(imageSize: image.size, tileSize: 64, depth: .oneTile)
+    var options = PyramidBuilder.Options()
+    options.tileFormat = format
+    options.threads = 3
+    let path = "\(folder)/out.tif"
+    let sink = try PyramidalTIFFSink(path: path, plan: plan, pixelFormat: pixelFormat, options: options,
+                                     levelStorage: levels, classicLimit: classicLimit)
+    _ = try PyramidBuilder(plan: plan, sink: sink, options: options).build(from: BufferReader(image))
+    let files = try FileManager.default.contentsOfDirectory(atPath: folder)
+    #expect(files == ["out.tif"], "the temporary file is renamed, nothing else is left")
+    return (plan, Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+}
+
+/// The pyramidal TIFF writer, read back with a reader independent of it.
+@Suite struct PyramidalTIFFTests {
+    @Test(arguments: [false, true])
+    func pyramidalTIFFPagesDescribeEveryLevelAndPointAtItsTiles(big: Bool) throws {
+        // A limit of 0 bytes makes the writer choose BigTIFF as it would past 4 GiB.
+        let (plan, bytes) = try buildTIFF(format: .jpeg, levels: .pages, classicLimit: big ? 0 : UInt64(UInt32.max))
+        #expect(Array(bytes.prefix(4)) == (big ? [0x49, 0x49, 43, 0] : [0x49, 0x49, 42, 0]))
+        if big { #expect(Array(bytes[4..<8]) == [8, 0, 0, 0]) }
+        var offset = (0..<(big ? 8 : 4)).reduce(0) { $0 | Int(bytes[(big ? 8 : 4) + $1]) << (8 * $1) }
+        var directories: [ParsedDirectory] = []
+        while offset != 0 {
+            #expect(offset % 2 == 0, "directories start on a word boundary")
+            let directory = parseDirectory(bytes, at: offset, big: big)
+            directories.append(directory)
+            offset = Int(directory.next)
+        }
+        #expect(directories.count == plan.levels.count)
+        for (level, directory) in zip(plan.levels, directories) {
+            #expect(directory.fields[254] == [level.depth == 0 ? 0 : 1])
+            #expect(directory.fields[256] == [UInt64(level.size.width)])
+            #expect(directory.fields[257] == [UInt64(level.size.height)])
+            #expect(directory.fields[259] == [7])
+            #expect(directory.fields[262] == [6])
+            #expect(directory.fields[530] == [2, 2])
+            #expect(directory.fields[322] == [64] && directory.fields[323] == [64])
+            let offsets = directory.fields[324] ?? [], counts = directory.fields[325] ?? []
+            #expect(offsets.count == level.tileCount && counts.count == level.tileCount)
+            for (start, count) in zip(offsets, counts) {
+                let tile = bytes[Int(start)..<Int(start + count)]
+                #expect(isCompleteImage(tile), "each tile is a whole JPEG stream")
+            }
+        }
+    }
+
+    @Test func pyramidalTIFFSubIFDsHangOffTheFirstDirectory() throws {
+        let (plan, bytes) = try buildTIFF(format: .png, pixelFormat: .rgba8, levels: .subIFDs)
+        let first = parseDirectory(bytes, at: Int(bytes[4]) | Int(bytes[5]) << 8 | Int(bytes[6]) << 16, big: false)
+        #expect(first.next == 0)
+        let subIFDs = first.fields[330] ?? []
+        #expect(subIFDs.count == plan.levels.count - 1)
+        for (level, offset) in zip(plan.levels.dropFirst(), subIFDs) {
+            let directory = parseDirectory(bytes, at: Int(offset), big: false)
+            #expect(directory.fields[254] == [1])
+            #expect(directory.fields[256] == [UInt64(level.size.width)])
+            #expect(directory.fields[259] == [8] && directory.fields[317] == [2])
+            #expect(directory.fields[277] == [4] && directory.fields[338] == [2])
+        }
+    }
+
+    @Test func bigTIFFDirectoriesUseEightByteCountsAndOffsets() {
+        var directory = TIFFDirectory()
+        directory.add(.tileOffsets, .offset, [16, 1 << 33, 7])
+        directory.add(.imageWidth, .long, [70_000])
+        directory.add(.bitsPerSample, .short, [8, 8, 8])
+        for (variant, big) in [(TIFFDirectory.Variant.classic, false), (.big, true)] {
+            let start = 100
+            let bytes = [UInt8](repeating: 0, count: start) + directory.serialized(at: UInt64(start), next: 4242, variant)
+            #expect(bytes.count - start == directory.byteCount(variant))
+            let parsed = parseDirectory(bytes, at: start, big: big)
+            #expect(parsed.fields[256] == [70_000])
+            #expect(parsed.fields[258] == [8, 8, 8])
+            #expect(parsed.fields[324] == (big ? [16, 1 << 33, 7] : [16, 0, 7]), "classic offsets are 32 bits")
+            #expect(parsed.next == 4242)
+            let firstTag = Int(bytes[start + (big ? 8 : 2)]) | Int(bytes[start + (big ? 9 : 3)]) << 8
+            #expect(firstTag == 256, "entries are sorted by tag")
+        }
+    }
+}
