@@ -69,6 +69,7 @@ public final class ImageSource: Sendable {
             throw TesseraError.invalidArgument(
                 "\(input.name): page \(options.page) does not exist (the file has \(properties.pageCount))")
         }
+        try refuseDecompressionBombs()
         // Other pages may differ in size from the first, which the properties describe: read them at full scale.
         let decoderType = Self.decoder(for: properties.format)
         let nativeScale = options.page == 0
@@ -89,5 +90,21 @@ public final class ImageSource: Sendable {
         let source = RegionReader(decoder: decoder, region: covered.intersection(Rect(decoder.size)), budget: budget,
                                   name: input.name)
         return BoxShrinkReader(source: source, factor: shrink)
+    }
+
+    /// Pixels a file may claim per byte of data before it is taken for a decompression bomb. Real images stay far
+    /// below it: about 160 for a flat JPEG, 2,730 for GIF's LZW, 8,256 for a flat 1-bit PNG's deflate.
+    static let bombPixelsPerByte = 65_536
+
+    /// Refuses files whose header claims an image far larger than their data could hold (a GIF whose logical
+    /// screen is 65,535 pixels square around a tiny frame), which would otherwise stream gigapixels of filler.
+    private func refuseDecompressionBombs() throws {
+        let pixels = properties.width.multipliedReportingOverflow(by: properties.height)
+        guard pixels.overflow || (pixels.partialValue > 1 << 28
+                                  && pixels.partialValue / max(1, properties.fileSize) > Self.bombPixelsPerByte)
+        else { return }
+        throw TesseraError.corrupt(
+            path: input.name, detail: "the header claims \(properties.size) pixels from only \(ByteCount(properties.fileSize))"
+                + " of data (a decompression bomb?)")
     }
 }

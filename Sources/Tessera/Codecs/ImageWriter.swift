@@ -44,13 +44,19 @@ public enum ImageWriter {
     public static func makeEncoder(path: String, format fileFormat: ImageFormat? = nil, size: Size,
                                    pixelFormat: PixelFormat, options: EncodeOptions = EncodeOptions())
         throws -> (encoder: any ImageEncoder, pixelFormat: PixelFormat) {
-        let fileFormat = try fileFormat ?? format(forPath: path)
-        guard let type = encoderType(for: fileFormat) else {
-            throw TesseraError.unsupported(path: path, feature: "writing \(fileFormat.rawValue.uppercased()) files")
-        }
+        let type = try encoderType(path: path, format: fileFormat)
         let accepted = type.acceptedFormat(for: pixelFormat, options: options)
         let encoder = try type.init(target: EncodeTarget(path: path, size: size, format: accepted, options: options))
         return (encoder, accepted)
+    }
+
+    /// The encoder for `format`, or for the extension of `path` when `format` is nil.
+    private static func encoderType(path: String, format: ImageFormat?) throws -> any FormatEncoder.Type {
+        let fileFormat = try format ?? self.format(forPath: path)
+        guard let type = encoderType(for: fileFormat) else {
+            throw TesseraError.unsupported(path: path, feature: "writing \(fileFormat.rawValue.uppercased()) files")
+        }
+        return type
     }
 
     /// Encodes an in-memory image (a tile, a thumbnail) to bytes, converting its pixels as the format needs.
@@ -70,14 +76,18 @@ public enum ImageWriter {
     public static func write(_ reader: any ImageReader, to path: String, format: ImageFormat? = nil,
                              options: EncodeOptions = EncodeOptions(), stripHeight: Int = 64,
                              progress: ((_ rowsDone: Int, _ rows: Int) -> Void)? = nil) throws {
-        let (encoder, accepted) = try makeEncoder(path: path, format: format, size: reader.size,
-                                                  pixelFormat: reader.format, options: options)
+        let type = try encoderType(path: path, format: format)
+        let accepted = type.acceptedFormat(for: reader.format, options: options)
         let source = accepted == reader.format
             ? reader : FormatConvertingReader(source: reader, format: accepted, background: options.background)
+        // The first strip is decoded before the output exists, so an unreadable input fails as the input's error.
         var strip = source.makeStrip()
-        while try source.read(into: &strip, maxRows: stripHeight) {
+        var more = try source.read(into: &strip, maxRows: stripHeight)
+        let encoder = try type.init(target: EncodeTarget(path: path, size: source.size, format: accepted, options: options))
+        while more {
             try encoder.write(strip)
             progress?(strip.y + strip.height, source.size.height)
+            more = try source.read(into: &strip, maxRows: stripHeight)
         }
         try encoder.finish()
     }
