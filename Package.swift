@@ -32,6 +32,10 @@ let package = Package(
             dependencies: ["CJPEG", "CPNG", "CTIFF", "CWebP", "CZlib", "CCodecShims"]
         ),
         .executableTarget(name: "tessera", dependencies: ["Tessera"]),
+        // Replays a scripted pan-and-zoom trace through the tiling engine over a real Deep Zoom pyramid.
+        .executableTarget(
+            name: "TilingSimulation", dependencies: ["TesseraTiling", "Tessera"], path: "Benchmarks/TilingSimulation"
+        ),
 
         .testTarget(name: "TesseraTests", dependencies: ["Tessera"]),
         .testTarget(name: "TesseraTilingTests", dependencies: ["TesseraTiling"]),
