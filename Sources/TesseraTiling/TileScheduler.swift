@@ -6,7 +6,7 @@
 ///              -> provider.makeTile -> finish: generation current? -> cache.insert (releasing) -> onArrival
 /// ```
 ///
-/// - Visible tiles go before prefetched ones, each in centre-out order (`TilePriority`).
+/// - Backstop tiles go first, then visible ones, then prefetched ones, each in centre-out order (`TilePriority`).
 /// - A started tile reserves `provider.estimatedCost(of:)` in the cache's budget until it arrives, so the cache
 ///   plus the tiles in flight stay within the budget.
 /// - A tile that leaves the plan before it starts is cancelled (taken off the queue); one already running finishes
@@ -118,10 +118,10 @@ public actor TileScheduler<Provider: TileProvider> {
         }
     }
 
-    /// Makes `plan` the work to do: pins its visible tiles in the cache, cancels queued tiles it no longer wants
-    /// and requests the rest, visible first.
+    /// Makes `plan` the work to do: pins its visible and backstop tiles in the cache, cancels queued tiles it no
+    /// longer wants and requests the rest, backstop first, then visible.
     public func update(_ plan: TilePlan) {
-        cache.setPinned(Set(plan.visible.map(\.key)))
+        cache.setPinned(plan.pinnedKeys)
         update(wanted: plan.requests)
     }
 

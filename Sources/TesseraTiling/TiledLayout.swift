@@ -1,5 +1,6 @@
 /// Decides what a frame draws: the level for the zoom and the tiles of that level meeting the visible rectangle,
-/// ordered from the centre of the view out, plus a prefetch ring one tile wide.
+/// ordered from the centre of the view out, plus a prefetch ring one tile wide and the coarsest level's tiles
+/// under the view as a backstop.
 public struct TiledLayout: Hashable, Sendable {
     /// How the content is cut into levels and tiles.
     public let configuration: TiledLayerConfiguration
@@ -52,8 +53,20 @@ public struct TiledLayout: Hashable, Sendable {
         return TilePlan(
             level: level,
             visible: Self.centreOut(visible, around: centre, in: level),
-            prefetch: Self.centreOut(prefetch, around: centre, in: level)
+            prefetch: Self.centreOut(prefetch, around: centre, in: level),
+            backstop: backstop(under: visibleRect, below: level)
         )
+    }
+
+    /// The coarsest level's tiles meeting `visibleRect`, centre-out, or none when `drawn` is the coarsest level.
+    private func backstop(under visibleRect: Rect2D, below drawn: LevelOfDetail) -> [PlannedTile] {
+        guard let coarsest = configuration.levelRange(for: contentSize)?.lowerBound, coarsest < drawn.level else {
+            return []
+        }
+        let level = self.level(coarsest)
+        guard let range = level.tileRange(covering: visibleRect) else { return [] }
+        let cells = range.rows.flatMap { row in range.columns.map { (column: $0, row: row) } }
+        return Self.centreOut(cells, around: visibleRect.center, in: level)
     }
 
     private static func centreOut(_ cells: [(column: Int, row: Int)], around centre: Point2D, in level: LevelOfDetail)

@@ -218,6 +218,22 @@ private func makeScheduler(
     #expect(scheduler.cache.statistics.bytes == 200)
 }
 
+@Test func backstopTilesStartFirstAndStayPinned() async {
+    let provider = RecordingProvider()
+    // Room for one tile only: without the pins the cache would keep just the last arrival.
+    let scheduler = makeScheduler(provider, concurrency: 1, budget: 100)
+    let layout = TiledLayout(
+        configuration: TiledLayerConfiguration(levelsOfDetail: 2), contentSize: PixelSize(width: 512, height: 256))
+    let plan = layout.plan(visibleRect: Rect2D(x: 0, y: 0, width: 300, height: 200), zoomScale: 1)
+    #expect(plan.backstop.map(\.key) == [TileKey(level: -1, column: 0, row: 0)])
+    await scheduler.update(plan)
+    await provider.waitForStarts(1)
+    #expect(provider.startOrder == [TileKey(level: -1, column: 0, row: 0)])
+    provider.gate.open()
+    await scheduler.waitUntilIdle()
+    #expect((plan.visible + plan.backstop).allSatisfy { scheduler.cache.contains($0.key) })
+}
+
 @Test func requestQueueTakesMostUrgentFirstAndEqualsInArrivalOrder() {
     var queue = TileRequestQueue(capacity: 3)
     #expect(queue.offer(request(0, .prefetch, 0)) == .queued)
