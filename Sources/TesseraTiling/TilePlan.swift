@@ -20,7 +20,7 @@ public struct PlannedTile: Hashable, Sendable, CustomStringConvertible {
 
 /// What one frame needs: the level drawn, the visible tiles ordered from the centre of the view out, the ring
 /// of tiles just around them to prefetch, in the same order, and the backstop: the coarsest level's tiles under
-/// the view, the stand-ins of last resort.
+/// and around the view, the stand-ins of last resort.
 public struct TilePlan: Hashable, Sendable {
     /// The level drawn, or nil when the layer has no levels.
     public let level: LevelOfDetail?
@@ -28,9 +28,10 @@ public struct TilePlan: Hashable, Sendable {
     public let visible: [PlannedTile]
     /// The tiles one tile around the visible ones (within the content), centre first.
     public let prefetch: [PlannedTile]
-    /// The tiles of the coarsest level meeting the view, centre first, when that level is not the one drawn.
-    /// They are few and cheap, and once cached they cover the view at any zoom, so the screen is never blank
-    /// while finer tiles load, however fast the user pans or zooms out and however long ago the area was seen.
+    /// The tiles of the coarsest level meeting the view and one tile around it, centre first, when that level is
+    /// not the one drawn. They are few (about a quarter of a screen's pixels, plus the ring) and cheap, and once
+    /// cached they cover the view at any zoom, so the screen is not left blank while finer tiles load, however
+    /// fast the user pans or zooms out and however long ago the area was seen.
     public let backstop: [PlannedTile]
 
     /// Makes a plan; `TiledLayout.plan(visibleRect:zoomScale:)` is the usual way to get one.

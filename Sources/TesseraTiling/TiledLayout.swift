@@ -58,14 +58,19 @@ public struct TiledLayout: Hashable, Sendable {
         )
     }
 
-    /// The coarsest level's tiles meeting `visibleRect`, centre-out, or none when `drawn` is the coarsest level.
+    /// The coarsest level's tiles meeting `visibleRect` and one tile around them, centre-out, or none when `drawn`
+    /// is the coarsest level. The ring is there because a coarse tile entering the view during a zoom-out or a
+    /// pan would otherwise be asked for only in the frame that first shows it, and that frame would have a hole.
     private func backstop(under visibleRect: Rect2D, below drawn: LevelOfDetail) -> [PlannedTile] {
         guard let coarsest = configuration.levelRange(for: contentSize)?.lowerBound, coarsest < drawn.level else {
             return []
         }
         let level = self.level(coarsest)
         guard let range = level.tileRange(covering: visibleRect) else { return [] }
-        let cells = range.rows.flatMap { row in range.columns.map { (column: $0, row: row) } }
+        let grid = level.gridSize
+        let rows = max(0, range.rows.lowerBound - 1)...min(grid.rows - 1, range.rows.upperBound + 1)
+        let columns = max(0, range.columns.lowerBound - 1)...min(grid.columns - 1, range.columns.upperBound + 1)
+        let cells = rows.flatMap { row in columns.map { (column: $0, row: row) } }
         return Self.centreOut(cells, around: visibleRect.center, in: level)
     }
 
