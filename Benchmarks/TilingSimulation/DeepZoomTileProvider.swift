@@ -20,7 +20,13 @@ struct DeepZoomTileProvider: TileProvider {
     /// Where decoded bytes are counted until the cache holds them.
     let ledger: MemoryLedger
 
-    func makeTile(for request: TileRequest) async throws -> ImageBuffer {
+    /// A tile's pixels and its key, so that pricing it can close its entry in the ledger.
+    struct Tile: Sendable {
+        let key: TileKey
+        let pixels: ImageBuffer
+    }
+
+    func makeTile(for request: TileRequest) async throws -> Tile {
         let key = request.key
         let shift = key.level + scaleShift
         let depth = max(0, -shift)
@@ -32,7 +38,7 @@ struct DeepZoomTileProvider: TileProvider {
         guard magnification > 0 else {
             precondition(decoded.width == request.pixelSize.width && decoded.height == request.pixelSize.height,
                          "\(path) is \(decoded.size), the engine wants \(request.pixelSize)")
-            return decoded
+            return Tile(key: key, pixels: decoded)
         }
         let tile = Self.magnify(
             decoded, by: magnification,
@@ -40,10 +46,21 @@ struct DeepZoomTileProvider: TileProvider {
                      (key.row - row << magnification) * layout.plan.tileSize),
             size: request.pixelSize)
         ledger.startTile(key, bytes: decoded.bytes.count + tile.bytes.count)
-        return tile
+        return Tile(key: key, pixels: tile)
     }
 
-    func cost(of tile: ImageBuffer) -> Int { tile.bytes.count }
+    func cost(of tile: Tile) -> Int {
+        // The scheduler prices a tile as it puts it in the cache: from then on the cache's statistics count it.
+        ledger.finishTile(tile.key)
+        return tile.pixels.bytes.count
+    }
+
+    /// The tile's RGB pixels, plus the full-resolution tile it is magnified from above 1:1.
+    func estimatedCost(of request: TileRequest) -> Int {
+        let tileBytes = layout.plan.tileSize * layout.plan.tileSize * 3
+        let pixels = request.pixelSize.width * request.pixelSize.height * 3
+        return request.key.level + scaleShift > 0 ? pixels + tileBytes : pixels
+    }
 
     /// The `size` pixels of `source` magnified `2^shift` times, nearest neighbour, starting at `origin` in
     /// magnified pixels.
@@ -70,7 +87,8 @@ struct DeepZoomTileProvider: TileProvider {
 }
 
 /// Counts the bytes of tiles decoded but not yet in the cache (the provider's buffers, held until the scheduler
-/// inserts the tile and reports its arrival), and the peak of those plus the cache's bytes.
+/// prices the tile to insert it), and the peak of those plus the cache's bytes: the harness's own accounting,
+/// apart from the cache's reservations.
 final class MemoryLedger: Sendable {
     private struct State {
         var inFlight: [TileKey: Int] = [:]
@@ -97,7 +115,7 @@ final class MemoryLedger: Sendable {
         }
     }
 
-    /// `key` is in the cache now, or dropped: its buffers are no longer in flight.
+    /// `key` is going into the cache: its buffers are no longer in flight.
     func finishTile(_ key: TileKey) {
         state.withLock { state in
             state.inFlightBytes -= state.inFlight.removeValue(forKey: key) ?? 0

@@ -55,14 +55,12 @@ struct Simulation {
     func run(_ trace: [FrameInput]) async -> Result {
         let frameDuration = Duration.nanoseconds(1_000_000_000 / 60)
         let simulatedNow = SimulatedClock()
-        let cache = TileCache<ImageBuffer>(byteBudget: byteBudget)
+        let cache = TileCache<DeepZoomTileProvider.Tile>(byteBudget: byteBudget)
         let ledger = MemoryLedger(cacheBytes: { cache.statistics.bytes })
         let provider = DeepZoomTileProvider(
             folder: pyramid.folder, layout: pyramid.layout, scaleShift: PowerOfTwoShift.of(configuration.contentsScale),
             ledger: ledger)
-        let scheduler = TileScheduler(
-            provider: provider, cache: cache, clock: { simulatedNow.seconds },
-            onArrival: { ledger.finishTile($0) })
+        let scheduler = TileScheduler(provider: provider, cache: cache, clock: { simulatedNow.seconds })
         let layout = TiledLayout(configuration: configuration, contentSize: contentSize)
         let composer = TileComposer(layout: layout)
         let content = Rect2D(x: 0, y: 0, width: Double(contentSize.width), height: Double(contentSize.height))
