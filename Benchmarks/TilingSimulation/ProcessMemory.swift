@@ -10,9 +10,6 @@ enum ProcessMemory {
     /// The peak resident set since the last reset, in bytes.
     static func peakResidentBytes() -> Int { field("VmHWM") }
 
-    /// The resident set now, in bytes.
-    static func residentBytes() -> Int { field("VmRSS") }
-
     private static func field(_ name: String) -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
         for line in status.split(separator: "\n") where line.hasPrefix(name + ":") {

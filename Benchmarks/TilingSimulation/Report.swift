@@ -7,7 +7,8 @@ struct Report {
     var baseline: (seconds: Double, peakRSSBytes: Int, imageBytes: Int)?
 
     private static let header = [
-        "tile px", "frames", "frames with a gap", "fully covered", "worst gap", "peak cache MiB", "peak in flight MiB",
+        "tile px", "frames", "frames with a gap", "fully covered", "warm-up frames",
+        "worst gap after warm-up", "peak cache MiB", "peak in flight MiB",
         "peak cache+flight MiB", "peak RSS MiB", "tiles decoded", "cache hit rate", "sharp after zoom step: median",
         "max", "overrun frames",
     ]
@@ -21,7 +22,7 @@ struct Report {
     func render(markdown: Bool) -> String {
         var table = rows.map(cells)
         if let baseline {
-            table.append(["whole image", "-", "-", "-", "-", "-", "-", mebibytes(baseline.imageBytes),
+            table.append(["whole image", "-", "-", "-", "-", "-", "-", "-", mebibytes(baseline.imageBytes),
                           mebibytes(baseline.peakRSSBytes), "1 decode", "-",
                           "\(format(baseline.seconds * 1000, digits: 0)) ms to decode", "-", "-"])
         }
@@ -45,6 +46,7 @@ struct Report {
         return [
             "\(result.tileSize)", "\(result.frames)", "\(result.uncoveredFrames)",
             "\(format(coveredShare(result) * 100, digits: 2))%",
+            "\(result.warmUpFrames)",
             result.worstUncoveredFraction == 0 ? "0" : "\(format(result.worstUncoveredFraction * 100, digits: 2))%",
             mebibytes(result.peakCacheBytes), mebibytes(result.peakInFlightBytes), mebibytes(result.peakTotalBytes),
             mebibytes(result.peakRSSBytes), "\(result.tilesDecoded)",

@@ -18,7 +18,9 @@ struct Simulation {
         var frames = 0
         /// Frames where some visible content was painted by no cached level.
         var uncoveredFrames = 0
-        /// The largest unpainted share of the visible content in any frame.
+        /// Frames before the first fully covered one: the cold start, with an empty cache.
+        var warmUpFrames = 0
+        /// The largest unpainted share of the visible content in any frame after the warm-up.
         var worstUncoveredFraction = 0.0
         /// The cache's own peak, from its statistics.
         var peakCacheBytes = 0
@@ -26,8 +28,6 @@ struct Simulation {
         var peakInFlightBytes = 0
         /// The peak of cache bytes plus bytes in flight.
         var peakTotalBytes = 0
-        /// The most bytes the visible tiles of one frame take (pinned, so allowed past the budget).
-        var peakVisibleBytes = 0
         /// The process's peak resident set during the replay.
         var peakRSSBytes = 0
         /// Tiles made and cached.
@@ -69,6 +69,7 @@ struct Simulation {
         var result = Result(tileSize: configuration.tileSize.width)
         var sharp: [Bool] = []
         var zoomSteps: [Int] = []
+        var warm = false
         ProcessMemory.resetPeak()
         let start = ContinuousClock.now
         for (index, input) in trace.enumerated() {
@@ -89,12 +90,15 @@ struct Simulation {
             if let visible = viewport.visibleRect.intersection(content) {
                 let uncovered = Coverage.uncoveredArea(of: visible, by: drawList.map(\.destinationRect))
                 let fraction = uncovered / (visible.size.width * visible.size.height)
-                if fraction > 1e-9 { result.uncoveredFrames += 1 }
-                result.worstUncoveredFraction = max(result.worstUncoveredFraction, fraction)
+                if fraction > 1e-9 {
+                    result.uncoveredFrames += 1
+                    if warm { result.worstUncoveredFraction = max(result.worstUncoveredFraction, fraction) }
+                } else if !warm {
+                    warm = true
+                    result.warmUpFrames = index
+                }
             }
             sharp.append(drawList.count(where: { $0.role == .exact }) == plan.visible.count)
-            let visibleBytes = plan.visible.reduce(0) { $0 + $1.pixelSize.width * $1.pixelSize.height * 3 }
-            result.peakVisibleBytes = max(result.peakVisibleBytes, visibleBytes)
             ledger.sample()
 
             if ContinuousClock.now - frameStart > frameDuration { result.overrunFrames += 1 }
