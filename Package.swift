@@ -38,6 +38,10 @@ let package = Package(
         // The IIIF Image API server over libmicrohttpd.
         .target(name: "TesseraServer", dependencies: ["Tessera", "CMicroHTTPD", "CServerShims"]),
         .executableTarget(name: "tessera", dependencies: ["Tessera", "TesseraServer"]),
+        // Replays a scripted pan-and-zoom trace through the tiling engine over a real Deep Zoom pyramid.
+        .executableTarget(
+            name: "TilingSimulation", dependencies: ["TesseraTiling", "Tessera"], path: "Benchmarks/TilingSimulation"
+        ),
 
         .testTarget(name: "TesseraTests", dependencies: ["Tessera"]),
         .testTarget(name: "TesseraTilingTests", dependencies: ["TesseraTiling"]),

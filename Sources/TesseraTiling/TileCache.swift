@@ -28,6 +28,8 @@ public final class TileCache<Tile: Sendable>: Sendable {
         public var peakBytes = 0
         /// Tiles held now.
         public var count = 0
+        /// Bytes reserved now for tiles being made (`reserve(_:)`), counted against the budget.
+        public var reservedBytes = 0
     }
 
     private struct State {
@@ -35,11 +37,12 @@ public final class TileCache<Tile: Sendable>: Sendable {
         var pinned: Set<TileKey> = []
         var statistics = Statistics()
 
-        /// Evicts unpinned tiles, least recently used first, until the bytes fit the budget.
+        /// Evicts unpinned tiles, least recently used first, until the bytes and the reservations fit the budget.
         mutating func trim(to budget: Int) {
             var bytes = statistics.bytes
+            let reserved = statistics.reservedBytes
             var evictions = 0
-            tiles.evictOldest(keeping: pinned, while: { bytes > budget }) { _, evicted in
+            tiles.evictOldest(keeping: pinned, while: { bytes + reserved > budget }) { _, evicted in
                 bytes -= evicted.cost
                 evictions += 1
             }
@@ -62,13 +65,32 @@ public final class TileCache<Tile: Sendable>: Sendable {
 
     /// Stores `tile` for `key` at `cost` bytes, arrived at `arrivalTime` seconds, replacing any tile held for
     /// `key`, then evicts down to the budget (the new tile too, if it alone is over budget and not pinned).
-    public func insert(_ tile: Tile, for key: TileKey, cost: Int, arrivalTime: Double) {
+    /// `releasing` hands back the reservation made for the tile while it was made, in the same step, so the
+    /// tile is never counted twice.
+    public func insert(_ tile: Tile, for key: TileKey, cost: Int, arrivalTime: Double, releasing reservation: Int = 0) {
         precondition(cost >= 0, "a tile's cost cannot be negative, got \(cost)")
         state.withLock { state in
             let replaced = state.tiles.set(CachedTile(tile: tile, cost: cost, arrivalTime: arrivalTime), for: key)
             state.statistics.bytes += cost - (replaced?.cost ?? 0)
+            state.statistics.reservedBytes -= reservation
             state.trim(to: byteBudget)
         }
+    }
+
+    /// Sets `bytes` of the budget aside for a tile being made, evicting unpinned tiles to make room, so that the
+    /// cache and the tiles in flight together stay within the budget. Give them back with `release(_:)`, or with
+    /// `insert(_:for:cost:arrivalTime:releasing:)` when the tile arrives.
+    public func reserve(_ bytes: Int) {
+        precondition(bytes >= 0, "a reservation cannot be negative, got \(bytes)")
+        state.withLock { state in
+            state.statistics.reservedBytes += bytes
+            state.trim(to: byteBudget)
+        }
+    }
+
+    /// Gives back `bytes` reserved for a tile that will not arrive (it failed, or was made stale).
+    public func release(_ bytes: Int) {
+        state.withLock { $0.statistics.reservedBytes -= bytes }
     }
 
     /// The tile for `key`, marked as just used; counts a hit or a miss.

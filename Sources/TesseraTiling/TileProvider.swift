@@ -10,4 +10,13 @@ public protocol TileProvider: Sendable {
 
     /// What `tile` costs to keep in memory, in bytes.
     func cost(of tile: Tile) -> Int
+
+    /// The most memory making the tile for `request` holds, in bytes: the scheduler reserves it in the cache's
+    /// budget while the tile is made, so tiles in flight never push memory past the budget.
+    func estimatedCost(of request: TileRequest) -> Int
+}
+
+extension TileProvider {
+    /// Reserves nothing: tiles in flight are not counted against the cache's budget.
+    public func estimatedCost(of request: TileRequest) -> Int { 0 }
 }

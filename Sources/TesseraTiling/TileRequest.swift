@@ -1,16 +1,20 @@
-/// What a tile is wanted for, and how urgently: visible tiles before prefetched ones, then in centre-out order.
+/// What a tile is wanted for, and how urgently: backstop tiles, then visible ones, then prefetched ones, each in
+/// centre-out order.
 ///
 /// Priorities compare by urgency: `a < b` means `a` is served first.
 public struct TilePriority: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// Why a tile is wanted.
     public enum Purpose: Int, Hashable, Sendable {
+        /// The tile is one of the coarsest level's under the view (`TilePlan.backstop`): few and cheap, and what
+        /// covers the screen when nothing finer is cached, so it goes first.
+        case backstop = -1
         /// The tile is on screen now.
         case visible = 0
         /// The tile is in the ring just outside the screen, wanted before a pan reaches it.
         case prefetch = 1
     }
 
-    /// Why the tile is wanted; visible tiles always come first.
+    /// Why the tile is wanted; backstop tiles always come first, then visible ones.
     public var purpose: Purpose
     /// The tile's place in the frame's centre-out order (0 is the tile nearest the centre of the view).
     public var order: Int
@@ -21,7 +25,7 @@ public struct TilePriority: Hashable, Sendable, Comparable, CustomStringConverti
         self.order = order
     }
 
-    /// Whether `a` is served before `b`: visible before prefetch, then the lower order.
+    /// Whether `a` is served before `b`: backstop before visible before prefetch, then the lower order.
     public static func < (a: TilePriority, b: TilePriority) -> Bool {
         (a.purpose.rawValue, a.order) < (b.purpose.rawValue, b.order)
     }

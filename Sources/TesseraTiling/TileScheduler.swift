@@ -2,11 +2,13 @@
 /// tiles are made on background tasks, at most `maxConcurrentTiles` at once, most urgent first.
 ///
 /// ```
-/// update(plan) -> queue (bounded, by priority) -> start (up to maxConcurrentTiles tasks)
-///              -> provider.makeTile -> finish: generation current? -> cache.insert -> onArrival
+/// update(plan) -> queue (bounded, by priority) -> start (up to maxConcurrentTiles tasks): cache.reserve
+///              -> provider.makeTile -> finish: generation current? -> cache.insert (releasing) -> onArrival
 /// ```
 ///
-/// - Visible tiles go before prefetched ones, each in centre-out order (`TilePriority`).
+/// - Backstop tiles go first, then visible ones, then prefetched ones, each in centre-out order (`TilePriority`).
+/// - A started tile reserves `provider.estimatedCost(of:)` in the cache's budget until it arrives, so the cache
+///   plus the tiles in flight stay within the budget.
 /// - A tile that leaves the plan before it starts is cancelled (taken off the queue); one already running finishes
 ///   and is cached, since a pan back is likely.
 /// - A request for a tile already queued or running is coalesced with it.
@@ -116,10 +118,10 @@ public actor TileScheduler<Provider: TileProvider> {
         }
     }
 
-    /// Makes `plan` the work to do: pins its visible tiles in the cache, cancels queued tiles it no longer wants
-    /// and requests the rest, visible first.
+    /// Makes `plan` the work to do: pins its visible and backstop tiles in the cache, cancels queued tiles it no
+    /// longer wants and requests the rest, backstop first, then visible.
     public func update(_ plan: TilePlan) {
-        cache.setPinned(Set(plan.visible.map(\.key)))
+        cache.setPinned(plan.pinnedKeys)
         update(wanted: plan.requests)
     }
 
@@ -205,6 +207,8 @@ public actor TileScheduler<Provider: TileProvider> {
         nextToken += 1
         runningTasks += 1
         statistics.started += 1
+        let reservation = provider.estimatedCost(of: request)
+        cache.reserve(reservation)
         // Detached so the provider's work runs on the global executor, never on this actor.
         let task = Task.detached { [provider] in
             let result: Result<Provider.Tile, any Error>
@@ -213,27 +217,31 @@ public actor TileScheduler<Provider: TileProvider> {
             } catch {
                 result = .failure(error)
             }
-            await self.finish(request.key, token: token, generation: generation, result: result)
+            await self.finish(
+                request.key, token: token, generation: generation, reservation: reservation, result: result)
         }
         running[request.key] = Running(token: token, task: task)
     }
 
     private func finish(
-        _ key: TileKey, token: Int, generation: Int, result: Result<Provider.Tile, any Error>
+        _ key: TileKey, token: Int, generation: Int, reservation: Int, result: Result<Provider.Tile, any Error>
     ) {
         runningTasks -= 1
         if running[key]?.token == token {
             running[key] = nil
         }
         if generation != self.generation {
+            cache.release(reservation)
             statistics.stale += 1
         } else {
             switch result {
             case .success(let tile):
-                cache.insert(tile, for: key, cost: provider.cost(of: tile), arrivalTime: clock())
+                cache.insert(
+                    tile, for: key, cost: provider.cost(of: tile), arrivalTime: clock(), releasing: reservation)
                 statistics.completed += 1
                 onArrival(key)
             case .failure:
+                cache.release(reservation)
                 statistics.failed += 1
             }
         }

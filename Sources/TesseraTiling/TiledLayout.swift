@@ -1,5 +1,6 @@
 /// Decides what a frame draws: the level for the zoom and the tiles of that level meeting the visible rectangle,
-/// ordered from the centre of the view out, plus a prefetch ring one tile wide.
+/// ordered from the centre of the view out, plus a prefetch ring one tile wide and the coarsest level's tiles
+/// under the view as a backstop.
 public struct TiledLayout: Hashable, Sendable {
     /// How the content is cut into levels and tiles.
     public let configuration: TiledLayerConfiguration
@@ -52,8 +53,25 @@ public struct TiledLayout: Hashable, Sendable {
         return TilePlan(
             level: level,
             visible: Self.centreOut(visible, around: centre, in: level),
-            prefetch: Self.centreOut(prefetch, around: centre, in: level)
+            prefetch: Self.centreOut(prefetch, around: centre, in: level),
+            backstop: backstop(under: visibleRect, below: level)
         )
+    }
+
+    /// The coarsest level's tiles meeting `visibleRect` and one tile around them, centre-out, or none when `drawn`
+    /// is the coarsest level. The ring is there because a coarse tile entering the view during a zoom-out or a
+    /// pan would otherwise be asked for only in the frame that first shows it, and that frame would have a hole.
+    private func backstop(under visibleRect: Rect2D, below drawn: LevelOfDetail) -> [PlannedTile] {
+        guard let coarsest = configuration.levelRange(for: contentSize)?.lowerBound, coarsest < drawn.level else {
+            return []
+        }
+        let level = self.level(coarsest)
+        guard let range = level.tileRange(covering: visibleRect) else { return [] }
+        let grid = level.gridSize
+        let rows = max(0, range.rows.lowerBound - 1)...min(grid.rows - 1, range.rows.upperBound + 1)
+        let columns = max(0, range.columns.lowerBound - 1)...min(grid.columns - 1, range.columns.upperBound + 1)
+        let cells = rows.flatMap { row in columns.map { (column: $0, row: row) } }
+        return Self.centreOut(cells, around: visibleRect.center, in: level)
     }
 
     private static func centreOut(_ cells: [(column: Int, row: Int)], around centre: Point2D, in level: LevelOfDetail)

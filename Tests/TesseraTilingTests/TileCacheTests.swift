@@ -39,6 +39,22 @@ private func key(_ column: Int) -> TileKey { TileKey(level: 0, column: column, r
     #expect(cache.statistics.bytes == 200)
 }
 
+@Test func reservationsForTilesInFlightEvictToKeepTheTotalWithinTheBudget() {
+    let cache = TileCache<Int>(byteBudget: 300)
+    for column in 0..<3 { cache.insert(column, for: key(column), cost: 100, arrivalTime: 0) }
+    cache.reserve(100)
+    #expect(!cache.contains(key(0)))
+    #expect(cache.statistics.bytes + cache.statistics.reservedBytes == 300)
+    // The tile arrives, handing its reservation back in the same step: nothing more is evicted.
+    cache.insert(3, for: key(3), cost: 100, arrivalTime: 0, releasing: 100)
+    #expect([1, 2, 3].allSatisfy { cache.contains(key($0)) })
+    #expect(cache.statistics.reservedBytes == 0)
+    #expect(cache.statistics.evictions == 1)
+    cache.reserve(50)
+    cache.release(50)
+    #expect(cache.statistics.reservedBytes == 0)
+}
+
 @Test func unpinEvictsWhatNoLongerFits() {
     let cache = TileCache<Int>(byteBudget: 100)
     cache.pin([key(0), key(1)])

@@ -32,12 +32,14 @@ final class RecordingProvider: TileProvider {
 
     let gate = Gate()
     let failing: Set<TileKey>
+    let estimate: Int
     private let started = Locked<[TileKey]>([])
     private let startSignals: AsyncStream<TileKey>.Continuation
     let startStream: AsyncStream<TileKey>
 
-    init(failing: Set<TileKey> = []) {
+    init(failing: Set<TileKey> = [], estimate: Int = 0) {
         self.failing = failing
+        self.estimate = estimate
         (startStream, startSignals) = AsyncStream.makeStream(of: TileKey.self)
     }
 
@@ -52,6 +54,8 @@ final class RecordingProvider: TileProvider {
     }
 
     func cost(of tile: String) -> Int { 100 }
+
+    func estimatedCost(of request: TileRequest) -> Int { estimate }
 
     /// Waits until `count` more tiles have started.
     func waitForStarts(_ count: Int) async {
@@ -185,6 +189,22 @@ private func makeScheduler(
     #expect(!scheduler.cache.contains(key(1)))
 }
 
+@Test func tilesInFlightReserveTheirEstimatedCostUntilTheyArriveOrFail() async {
+    let provider = RecordingProvider(failing: [key(1)], estimate: 100)
+    let scheduler = makeScheduler(provider, concurrency: 2, budget: 300)
+    scheduler.cache.insert("old", for: key(9), cost: 100, arrivalTime: 0)
+    scheduler.cache.insert("older", for: key(8), cost: 100, arrivalTime: 0)
+    await scheduler.update(wanted: [request(0, .visible, 0), request(1, .visible, 1)])
+    await provider.waitForStarts(2)
+    // Two tiles in flight take 200 of the 300 bytes: one cached tile had to go.
+    #expect(scheduler.cache.statistics.reservedBytes == 200)
+    #expect(scheduler.cache.statistics.bytes == 100)
+    provider.gate.open()
+    await scheduler.waitUntilIdle()
+    #expect(scheduler.cache.statistics.reservedBytes == 0)
+    #expect(scheduler.cache.statistics.bytes == 200)
+}
+
 @Test func updatingWithAPlanPinsItsVisibleTiles() async {
     let provider = RecordingProvider()
     provider.gate.open()
@@ -196,6 +216,22 @@ private func makeScheduler(
     await scheduler.waitUntilIdle()
     #expect(plan.visible.allSatisfy { scheduler.cache.contains($0.key) })
     #expect(scheduler.cache.statistics.bytes == 200)
+}
+
+@Test func backstopTilesStartFirstAndStayPinned() async {
+    let provider = RecordingProvider()
+    // Room for one tile only: without the pins the cache would keep just the last arrival.
+    let scheduler = makeScheduler(provider, concurrency: 1, budget: 100)
+    let layout = TiledLayout(
+        configuration: TiledLayerConfiguration(levelsOfDetail: 2), contentSize: PixelSize(width: 512, height: 256))
+    let plan = layout.plan(visibleRect: Rect2D(x: 0, y: 0, width: 300, height: 200), zoomScale: 1)
+    #expect(plan.backstop.map(\.key) == [TileKey(level: -1, column: 0, row: 0)])
+    await scheduler.update(plan)
+    await provider.waitForStarts(1)
+    #expect(provider.startOrder == [TileKey(level: -1, column: 0, row: 0)])
+    provider.gate.open()
+    await scheduler.waitUntilIdle()
+    #expect((plan.visible + plan.backstop).allSatisfy { scheduler.cache.contains($0.key) })
 }
 
 @Test func requestQueueTakesMostUrgentFirstAndEqualsInArrivalOrder() {

@@ -84,6 +84,24 @@ private func cells(_ tiles: [PlannedTile]) -> [[Int]] {
     #expect(requests[4].priority == TilePriority(.prefetch, order: 0))
 }
 
+@Test func zoomedInPlanWantsTheCoarsestTilesUnderAndAroundTheViewFirstAndPinsThem() {
+    // Levels 0, -1, -2 of 64-pixel tiles: at 1/4x a tile covers 256 points and the content is a 4x3 grid.
+    let configuration = TiledLayerConfiguration(tileSize: PixelSize(width: 64, height: 64), levelsOfDetail: 3)
+    let layered = TiledLayout(configuration: configuration, contentSize: content)
+    let plan = layered.plan(visibleRect: Rect2D(x: 300, y: 200, width: 200, height: 100), zoomScale: 1)
+    #expect(plan.level?.level == 0)
+    // The view meets coarse tiles (1, 0) and (1, 1), nearest the centre first; the ring adds columns 0 and 2, row 2.
+    #expect(plan.backstop.prefix(2).map(\.key) == [TileKey(level: -2, column: 1, row: 0), TileKey(level: -2, column: 1, row: 1)])
+    #expect(Set(plan.backstop.map { [$0.key.column, $0.key.row] }) == Set((0...2).flatMap { c in (0...2).map { [c, $0] } }))
+    #expect(plan.requests.first?.priority == TilePriority(.backstop, order: 0))
+    #expect(plan.requests.map(\.priority) == plan.requests.map(\.priority).sorted())
+    #expect(plan.pinnedKeys == Set((plan.visible + plan.backstop).map(\.key)))
+    // Drawing the coarsest level itself needs no backstop.
+    let fit = layered.plan(visibleRect: Rect2D(x: 0, y: 0, width: 1000, height: 700), zoomScale: 0.25)
+    #expect(fit.level?.level == -2)
+    #expect(fit.backstop.isEmpty)
+}
+
 @Test func noLevelsMeansAnEmptyPlan() {
     let none = TiledLayout(configuration: TiledLayerConfiguration(levelsOfDetail: 0), contentSize: content)
     #expect(none.plan(visibleRect: Rect2D(x: 0, y: 0, width: 100, height: 100), zoomScale: 1) == .empty)
