@@ -40,7 +40,8 @@ let package = Package(
         .executableTarget(name: "tessera", dependencies: ["Tessera", "TesseraServer"]),
         // Replays a scripted pan-and-zoom trace through the tiling engine over a real Deep Zoom pyramid.
         .executableTarget(
-            name: "TilingSimulation", dependencies: ["TesseraTiling", "Tessera"], path: "Benchmarks/TilingSimulation"
+            name: "TilingSimulation", dependencies: ["TesseraTiling", "Tessera"], path: "Benchmarks/TilingSimulation",
+            exclude: ["README.md"]
         ),
 
         .testTarget(name: "TesseraTests", dependencies: ["Tessera"]),

@@ -108,7 +108,7 @@ CASES = [
     ("seed image fitted in a 375x268 view, LOD 1 bias 6: every 1x tile", configuration(bias=6), SEED, seed_fit_rect,
      seed_fit_zoom),
     ("seed image at zoom 3: level 2 (4x), 64-point tiles", configuration(bias=6), SEED, rect(5000, 4000, 125, 268 / 3), 3.0),
-    ("seed image at zoom 64, the maximum: level 6", configuration(bias=6), SEED, rect(6000, 4000, 375 / 64, 268 / 64), 64.0),
+    ("seed image at zoom 64: level 6", configuration(bias=6), SEED, rect(6000, 4000, 375 / 64, 268 / 64), 64.0),
     ("seed image at zoom 0.3 with LOD 4: level -1 (1/2x)", configuration(lod=4, bias=6), SEED,
      rect(1000, 1000, 1250, 268 / 0.3), 0.3),
     ("zoom 0.5 is exactly 1/2x", configuration(lod=4), (4000, 3000), rect(0, 0, 750, 536), 0.5),
