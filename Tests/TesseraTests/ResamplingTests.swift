@@ -185,4 +185,25 @@ import Testing
             }
         }
     }
+
+    @Test(arguments: [PixelFormat.gray8, .rgb8, .rgba8, PixelFormat(.rgb, bitDepth: 16)])
+    func boxShrinkIsTheExactRoundedBlockMean(format: PixelFormat) throws {
+        let image = Self.pattern(width: 47, height: 31, format: format)
+        for factor in [1, 2, 3, 5, 8, 47] {
+            let got = try BoxShrinkReader(source: BufferReader(image), factor: factor).readAll()
+            #expect(got.size == Size(width: (47 + factor - 1) / factor, height: (31 + factor - 1) / factor))
+            for y in 0..<got.height {
+                for x in 0..<got.width {
+                    var sums = [Int](repeating: 0, count: format.channelCount), count = 0
+                    for sy in y * factor..<min(31, (y + 1) * factor) {
+                        for sx in x * factor..<min(47, (x + 1) * factor) {
+                            for (c, v) in image.pixel(x: sx, y: sy).enumerated() { sums[c] += v }
+                            count += 1
+                        }
+                    }
+                    #expect(got.pixel(x: x, y: y) == sums.map { ($0 + count / 2) / count }, "factor \(factor) at \(x),\(y)")
+                }
+            }
+        }
+    }
 }
