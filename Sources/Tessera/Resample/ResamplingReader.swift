@@ -168,7 +168,7 @@ public final class ResamplingReader: ImageReader {
         for i in 0..<output.count {
             let base = pixels + first[i], weight = w + i * taps
             var sum = SIMD4<Float>(repeating: 0)
-            for k in 0..<taps { sum.addProduct(base[k], SIMD4(repeating: weight[k])) }
+            for k in 0..<taps { sum += base[k] * weight[k] }
             output[i] = sum
         }
     }
@@ -180,7 +180,7 @@ public final class ResamplingReader: ImageReader {
         if replacing {
             for x in 0..<output.count { output[x] = row[x] * scale }
         } else {
-            for x in 0..<output.count { output[x].addProduct(row[x], scale) }
+            for x in 0..<output.count { output[x] += row[x] * scale }
         }
     }
 }
