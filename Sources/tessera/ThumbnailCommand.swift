@@ -70,6 +70,9 @@ enum ThumbnailCommand: Command {
         case "entropy": .entropy
         default: .none
         }
+        if crop != .none && (size.width == nil || size.height == nil) {
+            throw UsageError("--crop needs both a width and a height in --size, such as 200x200")
+        }
         return Thumbnailer.Options(size: size, kernel: try ResizeCommand.kernel(arguments),
                                    linearLight: arguments.flag("linear"), appliesOrientation: !arguments.flag("no-rotate"),
                                    crop: crop, usesEmbeddedThumbnail: arguments.flag("embedded"), budget: budget)

@@ -19,7 +19,8 @@ public struct Thumbnailer: Sendable {
         /// Whether the EXIF orientation is applied, so the thumbnail is upright (ImageIO's `withTransform`); on by
         /// default, and the size box applies to the upright image.
         public var appliesOrientation: Bool
-        /// Fill the box and crop (`centre`, `attention`, `entropy`) instead of fitting inside it (`none`).
+        /// Fill the box and crop (`centre`, `attention`, `entropy`) instead of fitting inside it (`none`); needs
+        /// both sides of the box and is ignored for `force` sizes, which fill the box already.
         public var crop: ThumbnailCrop
         /// Use the thumbnail embedded in a JPEG's EXIF data when it is at least as large as the result needs
         /// (ImageIO's `createThumbnailFromImageIfAbsent`); off by default, because such thumbnails are often
