@@ -37,7 +37,10 @@ public final class ResamplingReader: ImageReader {
     private let ringCapacity: Int
     /// One loaded source row per worker thread.
     private let loaded: UnsafeMutableBufferPointer<SIMD4<Float>>
-    private let accumulator: UnsafeMutableBufferPointer<SIMD4<Float>>
+    /// One output row of sums per worker thread.
+    private let accumulators: UnsafeMutableBufferPointer<SIMD4<Float>>
+    /// One table of the vertical window's row pointers per worker thread.
+    private let windows: UnsafeMutableBufferPointer<UnsafePointer<SIMD4<Float>>>
     /// Source rows resampled into the ring so far.
     private var filled = 0
     private var input: Strip
@@ -59,14 +62,16 @@ public final class ResamplingReader: ImageReader {
         ringCapacity = vertical.taps + batchRows
         ring = .allocate(capacity: ringCapacity * size.width)
         loaded = .allocate(capacity: 2 * source.size.width)
-        accumulator = .allocate(capacity: size.width)
+        accumulators = .allocate(capacity: 2 * size.width)
+        windows = .allocate(capacity: 2 * vertical.taps)
         input = source.makeStrip()
     }
 
     deinit {
         ring.deallocate()
         loaded.deallocate()
-        accumulator.deallocate()
+        accumulators.deallocate()
+        windows.deallocate()
     }
 
     public var format: PixelFormat { source.format }
@@ -75,15 +80,15 @@ public final class ResamplingReader: ImageReader {
         let rows = min(maxRows, size.height - nextRow)
         strip.prepare(y: nextRow, rows: max(rows, 0), width: size.width, format: format)
         guard rows > 0 else { return false }
-        let stride = strip.pixels.bytesPerRow
-        for row in 0..<rows {
-            let y = nextRow + row
-            let first = vertical.first[y]
+        var row = 0
+        while row < rows {
+            let first = vertical.first[nextRow + row]
             try fill(through: first + vertical.taps, keeping: first)
-            sumRows(first: first, weights: y * vertical.taps)
-            strip.pixels.bytes.withUnsafeMutableBytes { bytes in
-                conversion.store(UnsafeBufferPointer(accumulator), to: bytes.baseAddress! + row * stride)
-            }
+            // Every following output row whose window the ring already holds goes in the same pass.
+            var count = 1
+            while row + count < rows, vertical.first[nextRow + row + count] + vertical.taps <= filled { count += 1 }
+            verticalPass(outputRow: nextRow + row, count: count, into: &strip, at: row)
+            row += count
         }
         nextRow += rows
         return true
@@ -148,16 +153,62 @@ public final class ResamplingReader: ImageReader {
         }
     }
 
-    /// Sums the ring's rows `first ..< first + taps` with output row weights starting at `weights`.
-    private func sumRows(first: Int, weights offset: Int) {
-        let width = size.width
-        vertical.weights.withUnsafeBufferPointer { weights in
-            for k in 0..<vertical.taps {
-                let weight = weights[offset + k]
-                let slot = (first + k) % ringCapacity
-                let row = UnsafeBufferPointer(rebasing: ring[slot * width..<(slot + 1) * width])
-                Self.accumulate(row, weight: weight, into: accumulator, replacing: k == 0)
+    /// Output rows `outputRow ..< outputRow + count` from the ring into `strip` from row `at`, split by rows
+    /// across two threads when it is worth it.
+    private func verticalPass(outputRow: Int, count: Int, into strip: inout Strip, at row: Int) {
+        let workers = count * size.width * vertical.taps >= 1 << 17 && count > 1 ? 2 : 1
+        let rowBytes = strip.pixels.bytesPerRow
+        strip.pixels.bytes.withUnsafeMutableBytes { bytes in
+            vertical.first.withUnsafeBufferPointer { first in
+                vertical.weights.withUnsafeBufferPointer { weights in
+                    let job = VerticalPass(
+                        target: bytes.baseAddress! + row * rowBytes, rowBytes: rowBytes, firstOutputRow: outputRow,
+                        count: count, workers: workers, first: first, weights: weights, taps: vertical.taps,
+                        ring: ring, ringCapacity: ringCapacity, width: size.width, accumulators: accumulators,
+                        windows: windows, conversion: conversion)
+                    if workers == 1 {
+                        job.run(worker: 0)
+                    } else {
+                        DispatchQueue.concurrentPerform(iterations: workers) { job.run(worker: $0) }
+                    }
+                }
             }
+        }
+    }
+
+    /// The vertical pass over output rows whose windows are all in the ring, shared by the worker threads.
+    /// Unchecked Sendable for the same reason as `HorizontalPass`: each worker reads the ring and writes only its
+    /// own output rows, accumulator and window table.
+    private struct VerticalPass: @unchecked Sendable {
+        let target: UnsafeMutableRawPointer, rowBytes: Int, firstOutputRow: Int, count: Int, workers: Int
+        let first: UnsafeBufferPointer<Int>, weights: UnsafeBufferPointer<Float>, taps: Int
+        let ring: UnsafeMutableBufferPointer<SIMD4<Float>>, ringCapacity: Int, width: Int
+        let accumulators: UnsafeMutableBufferPointer<SIMD4<Float>>
+        let windows: UnsafeMutableBufferPointer<UnsafePointer<SIMD4<Float>>>
+        let conversion: SampleConversion
+
+        /// Computes rows `worker`, `worker + workers`, ... of the pass.
+        func run(worker: Int) {
+            let sums = UnsafeMutableBufferPointer(rebasing: accumulators[worker * width..<(worker + 1) * width])
+            let window = windows.baseAddress! + worker * taps
+            for index in stride(from: worker, to: count, by: workers) {
+                let y = firstOutputRow + index
+                for k in 0..<taps {
+                    window[k] = UnsafePointer(ring.baseAddress! + (first[y] + k) % ringCapacity * width)
+                }
+                ResamplingReader.sumRows(window, weights: weights.baseAddress! + y * taps, taps: taps, into: sums)
+                conversion.store(UnsafeBufferPointer(sums), to: target + index * rowBytes)
+            }
+        }
+    }
+
+    /// One output row of the vertical pass: pixel `x` is the weighted sum of pixel `x` of the `taps` rows.
+    static func sumRows(_ rows: UnsafePointer<UnsafePointer<SIMD4<Float>>>, weights: UnsafePointer<Float>, taps: Int,
+                        into output: UnsafeMutableBufferPointer<SIMD4<Float>>) {
+        for x in 0..<output.count {
+            var sum = SIMD4<Float>(repeating: 0)
+            for k in 0..<taps { sum += rows[k][x] * weights[k] }
+            output[x] = sum
         }
     }
 
@@ -170,17 +221,6 @@ public final class ResamplingReader: ImageReader {
             var sum = SIMD4<Float>(repeating: 0)
             for k in 0..<taps { sum += base[k] * weight[k] }
             output[i] = sum
-        }
-    }
-
-    /// `output += weight * row`, or `output = weight * row` for the first row of a window.
-    static func accumulate(_ row: UnsafeBufferPointer<SIMD4<Float>>, weight: Float,
-                           into output: UnsafeMutableBufferPointer<SIMD4<Float>>, replacing: Bool) {
-        let scale = SIMD4<Float>(repeating: weight)
-        if replacing {
-            for x in 0..<output.count { output[x] = row[x] * scale }
-        } else {
-            for x in 0..<output.count { output[x] += row[x] * scale }
         }
     }
 }

@@ -70,20 +70,43 @@ struct SampleConversion: Sendable {
 
     private func store<Sample: FixedWidthInteger>(_ pixels: UnsafeBufferPointer<SIMD4<Float>>,
                                                   to target: UnsafeMutablePointer<Sample>, maximum: Float) {
-        let channels = format.channelCount, hasAlpha = format.hasAlpha, colours = hasAlpha ? channels - 1 : channels
+        let hasAlpha = format.hasAlpha
         let zero = SIMD4<Float>(repeating: 0), one = SIMD4<Float>(repeating: 1)
-        for x in 0..<pixels.count {
-            var pixel = pixels[x]
-            let alpha = min(max(pixel[3], 0), 1)
-            if hasAlpha { pixel = alpha > 0 ? pixel / SIMD4(repeating: alpha) : zero }
-            pixel = pixel.clamped(lowerBound: zero, upperBound: one)
-            let out = target + x * channels
-            if let encode {
-                for c in 0..<colours { out[c] = Sample(encode[Int(pixel[c] * 65535 + 0.5)]) }
-            } else {
-                for c in 0..<colours { out[c] = Sample(pixel[c] * maximum + 0.5) }
+        // Without a table, samples are `value * maximum` rounded; with one, colour is looked up by its 16-bit
+        // linear value and alpha still scaled (lane 3 is alpha, so the table never sees it).
+        let scale = SIMD4<Float>(repeating: encode == nil ? maximum : 65535), alphaScale = maximum
+        encode.withUnsafeBufferPointerIfPresent { table in
+            for x in 0..<pixels.count {
+                var pixel = pixels[x]
+                let alpha = min(max(pixel[3], 0), 1)
+                if hasAlpha { pixel = alpha > 0 ? pixel / SIMD4(repeating: alpha) : zero }
+                var quantised = SIMD4<Int32>(pixel.clamped(lowerBound: zero, upperBound: one) * scale + 0.5,
+                                             rounding: .towardZero)
+                if let table {
+                    quantised = SIMD4(Int32(table[Int(quantised[0])]), Int32(table[Int(quantised[1])]),
+                                      Int32(table[Int(quantised[2])]), 0)
+                }
+                quantised[3] = Int32(alpha * alphaScale + 0.5)
+                Self.put(quantised, channels: format.channels, at: target + x * format.channelCount)
             }
-            if hasAlpha { out[colours] = Sample(alpha * maximum + 0.5) }
+        }
+    }
+
+    /// Writes lanes 0-2 (colour) and 3 (alpha) to the stored channels.
+    @inline(__always)
+    private static func put<Sample: FixedWidthInteger>(_ value: SIMD4<Int32>, channels: PixelFormat.Channels,
+                                                       at out: UnsafeMutablePointer<Sample>) {
+        switch channels {
+        case .gray:
+            out[0] = Sample(truncatingIfNeeded: value[0])
+        case .grayAlpha:
+            out[0] = Sample(truncatingIfNeeded: value[0]); out[1] = Sample(truncatingIfNeeded: value[3])
+        case .rgb:
+            out[0] = Sample(truncatingIfNeeded: value[0]); out[1] = Sample(truncatingIfNeeded: value[1])
+            out[2] = Sample(truncatingIfNeeded: value[2])
+        case .rgba:
+            out[0] = Sample(truncatingIfNeeded: value[0]); out[1] = Sample(truncatingIfNeeded: value[1])
+            out[2] = Sample(truncatingIfNeeded: value[2]); out[3] = Sample(truncatingIfNeeded: value[3])
         }
     }
 
@@ -99,5 +122,13 @@ struct SampleConversion: Sendable {
         /// The sRGB transfer function (IEC 61966-2-1), encoded value to linear light.
         static func toLinear(_ v: Double) -> Double { v <= 0.04045 ? v / 12.92 : pow((v + 0.055) / 1.055, 2.4) }
         static func fromLinear(_ v: Double) -> Double { v <= 0.0031308 ? v * 12.92 : 1.055 * pow(v, 1 / 2.4) - 0.055 }
+    }
+}
+
+extension Optional where Wrapped == [UInt16] {
+    /// Runs `body` with the array's storage, or with nil when there is no array.
+    fileprivate func withUnsafeBufferPointerIfPresent<Result>(_ body: (UnsafeBufferPointer<UInt16>?) -> Result) -> Result {
+        guard let self else { return body(nil) }
+        return self.withUnsafeBufferPointer { body($0) }
     }
 }
