@@ -206,4 +206,18 @@ import Testing
             }
         }
     }
+
+    @Test func prefetchingFeedsTheResamplerTheSameRows() throws {
+        let image = Self.pattern(width: 57, height: 301, format: .rgb8)
+        let size = Size(width: 20, height: 111)
+        let direct = try ResamplingReader(source: BufferReader(image), size: size).readAll()
+        for stripRows in [1, 5, 32, 500] {
+            let ahead = PrefetchingReader(source: BufferReader(image), stripRows: stripRows)
+            #expect(try ResamplingReader(source: ahead, size: size).readAll().bytes == direct.bytes)
+        }
+        // A reader dropped halfway stops its thread without reading further.
+        var strip = Strip(width: 57, format: .rgb8)
+        let partial = PrefetchingReader(source: BufferReader(image), stripRows: 8)
+        #expect(try partial.read(into: &strip, maxRows: 3) && strip.height == 3)
+    }
 }

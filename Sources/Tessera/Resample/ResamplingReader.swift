@@ -206,9 +206,7 @@ public final class ResamplingReader: ImageReader {
     static func sumRows(_ rows: UnsafePointer<UnsafePointer<SIMD4<Float>>>, weights: UnsafePointer<Float>, taps: Int,
                         into output: UnsafeMutableBufferPointer<SIMD4<Float>>) {
         for x in 0..<output.count {
-            var sum = SIMD4<Float>(repeating: 0)
-            for k in 0..<taps { sum += rows[k][x] * weights[k] }
-            output[x] = sum
+            output[x] = dot(taps: taps) { rows[$0][x] * weights[$0] }
         }
     }
 
@@ -218,9 +216,27 @@ public final class ResamplingReader: ImageReader {
         let pixels = row.baseAddress!, w = weights.baseAddress!
         for i in 0..<output.count {
             let base = pixels + first[i], weight = w + i * taps
-            var sum = SIMD4<Float>(repeating: 0)
-            for k in 0..<taps { sum += base[k] * weight[k] }
-            output[i] = sum
+            output[i] = dot(taps: taps) { base[$0] * weight[$0] }
         }
+    }
+
+    /// The sum of `term(0) ..< term(taps)` in four independent partial sums: one running sum would make every
+    /// add wait for the previous one (four cycles each), which made both passes latency-bound.
+    @inline(__always)
+    static func dot(taps: Int, _ term: (Int) -> SIMD4<Float>) -> SIMD4<Float> {
+        var s0 = SIMD4<Float>(repeating: 0), s1 = s0, s2 = s0, s3 = s0
+        var k = 0
+        while k + 4 <= taps {
+            s0 += term(k)
+            s1 += term(k + 1)
+            s2 += term(k + 2)
+            s3 += term(k + 3)
+            k += 4
+        }
+        while k < taps {
+            s0 += term(k)
+            k += 1
+        }
+        return (s0 + s1) + (s2 + s3)
     }
 }

@@ -71,22 +71,27 @@ struct SampleConversion: Sendable {
     private func store<Sample: FixedWidthInteger>(_ pixels: UnsafeBufferPointer<SIMD4<Float>>,
                                                   to target: UnsafeMutablePointer<Sample>, maximum: Float) {
         let hasAlpha = format.hasAlpha
-        let zero = SIMD4<Float>(repeating: 0), one = SIMD4<Float>(repeating: 1)
+        let zero = SIMD4<Float>(repeating: 0)
         // Without a table, samples are `value * maximum` rounded; with one, colour is looked up by its 16-bit
         // linear value and alpha still scaled (lane 3 is alpha, so the table never sees it).
         let scale = SIMD4<Float>(repeating: encode == nil ? maximum : 65535), alphaScale = maximum
+        let top = Int32(scale[0])
         encode.withUnsafeBufferPointerIfPresent { table in
             for x in 0..<pixels.count {
                 var pixel = pixels[x]
                 let alpha = min(max(pixel[3], 0), 1)
                 if hasAlpha { pixel = alpha > 0 ? pixel / SIMD4(repeating: alpha) : zero }
-                var quantised = SIMD4<Int32>(pixel.clamped(lowerBound: zero, upperBound: one) * scale + 0.5,
-                                             rounding: .towardZero)
+                // Scalar conversions and clamps: SIMD4<Int32>(_:rounding:) and SIMD clamped(lowerBound:upperBound:)
+                // are generic per-lane calls, many times slower. Lanczos overshoot is small, so Int32 cannot overflow.
+                let scaled = pixel * scale + 0.5
+                var quantised = SIMD4<Int32>(Int32(scaled[0]), Int32(scaled[1]), Int32(scaled[2]),
+                                             Int32(alpha * alphaScale + 0.5))
+                quantised = SIMD4(min(max(quantised[0], 0), top), min(max(quantised[1], 0), top),
+                                  min(max(quantised[2], 0), top), quantised[3])
                 if let table {
                     quantised = SIMD4(Int32(table[Int(quantised[0])]), Int32(table[Int(quantised[1])]),
-                                      Int32(table[Int(quantised[2])]), 0)
+                                      Int32(table[Int(quantised[2])]), quantised[3])
                 }
-                quantised[3] = Int32(alpha * alphaScale + 0.5)
                 Self.put(quantised, channels: format.channels, at: target + x * format.channelCount)
             }
         }
