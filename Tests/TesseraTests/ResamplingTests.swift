@@ -179,7 +179,7 @@ import Testing
                 let weights = ResamplingWeights(kernel: kernel, inputLength: input, outputLength: output)
                 for i in 0..<output {
                     #expect(weights.first[i] >= 0 && weights.first[i] + weights.taps <= input)
-                    let sum = weights.weights[i * weights.taps..<(i + 1) * weights.taps].reduce(0, +)
+                    let sum = weights.weights[i * weights.taps..<(i + 1) * weights.taps].reduce(0) { $0 + $1[0] }
                     #expect(abs(sum - 1) < 1e-5)
                 }
             }
