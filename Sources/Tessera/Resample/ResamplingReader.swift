@@ -17,6 +17,7 @@ public final class ResamplingReader: ImageReader {
         /// darkening when shrinking; off by default, as in libvips and Pillow.
         public var linearLight: Bool
 
+        /// Options with `kernel` (Lanczos3 by default), in linear light or not (the default).
         public init(kernel: ResamplingKernel = .lanczos3, linearLight: Bool = false) {
             self.kernel = kernel
             self.linearLight = linearLight
@@ -24,7 +25,9 @@ public final class ResamplingReader: ImageReader {
     }
 
     private let source: any ImageReader
+    /// The output size in pixels.
     public let size: Size
+    /// The kernel and light the resampler was made with.
     public let options: Options
     public private(set) var nextRow = 0
 

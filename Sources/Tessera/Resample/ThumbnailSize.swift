@@ -20,6 +20,7 @@ public struct ThumbnailSize: Sendable, Hashable, CustomStringConvertible {
     public var width: Int?
     /// The box's height in pixels; nil leaves the height unconstrained.
     public var height: Int?
+    /// Whether the image may shrink, grow or be distorted to the box; only shrink (`>`) by default.
     public var restriction: Restriction
 
     /// A box of `width` x `height` pixels (either may be nil, not both).

@@ -29,6 +29,7 @@ public struct Thumbnailer: Sendable {
         /// The memory budget passed to the decoder and checked for the result.
         public var budget: MemoryBudget
 
+        /// Options for thumbnails fitting `size`; every other setting has ImageIO's and vipsthumbnail's default.
         public init(size: ThumbnailSize, kernel: ResamplingKernel = .lanczos3, linearLight: Bool = false,
                     appliesOrientation: Bool = true, crop: ThumbnailCrop = .none, usesEmbeddedThumbnail: Bool = false,
                     budget: MemoryBudget = .default) {
@@ -59,8 +60,10 @@ public struct Thumbnailer: Sendable {
         public var outputSize: Size
     }
 
+    /// What this thumbnailer makes.
     public let options: Options
 
+    /// A thumbnailer making thumbnails as `options` says; it holds no state, so one can serve many threads.
     public init(options: Options) { self.options = options }
 
     /// The plan for a source with `properties`, reading from an image of `sourceSize` (the source itself, or the
