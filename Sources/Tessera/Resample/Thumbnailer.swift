@@ -1,6 +1,6 @@
 /// Makes thumbnails as ImageIO and vipsthumbnail do, streaming the source so memory is bounded by its width:
 ///
-///     decode at a native reduced scale (JPEG 1/2..1/8, shrink-on-load)
+///     decode at a native reduced scale (JPEG 1/2..1/8, shrink-on-load), read ahead on a thread of its own
 ///       -> integer box shrink (BoxShrinkReader)          together leaving a residual of at least 2x
 ///       -> kernel (Lanczos3 by default) to the exact size (ResamplingReader)
 ///       -> in memory: EXIF orientation, then the crop window
@@ -110,7 +110,9 @@ public struct Thumbnailer: Sendable {
                              nativeScales: ImageSource.decoder(for: embedded.properties.format)?
                                  .nativeScales(for: embedded.properties))
         }
-        var reader = try reading.makeReader(ReadOptions(scale: plan.loadScale * plan.boxFactor))
+        // Decoding runs ahead on its own thread, overlapping the box shrink and the kernel.
+        var reader: any ImageReader = PrefetchingReader(source: try reading.makeReader(ReadOptions(scale: plan.loadScale)))
+        if plan.boxFactor > 1 { reader = BoxShrinkReader(source: reader, factor: plan.boxFactor) }
         if reader.size != plan.resampledSize {
             reader = try ResamplingReader(source: reader, size: plan.resampledSize,
                                           options: .init(kernel: options.kernel, linearLight: options.linearLight))
