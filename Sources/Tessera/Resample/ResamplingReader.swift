@@ -4,7 +4,8 @@ import Dispatch
 /// resampled horizontally once into a ring buffer holding the vertical kernel's window of rows (plus one batch),
 /// and each output row is a weighted sum of the ring's rows. Memory is bounded by the widths, never the height.
 ///
-///     source strip -> load (premultiply, linearise) -> horizontal pass (2 threads) -> ring -> vertical pass -> store
+///     source strip -> load (premultiply, linearise) -> horizontal pass -> ring -> vertical pass -> store
+///                      \________ two threads, by rows ________/          \____ two threads, by rows ____/
 ///
 /// Pixels are filtered as four Float32 lanes (colour in lanes 0-2, alpha in lane 3), alpha premultiplied so
 /// colour under transparent pixels never bleeds into its neighbours.
@@ -104,7 +105,8 @@ public final class ResamplingReader: ImageReader {
             let room = keeping + ringCapacity - filled
             let wanted = min(batchRows, room, source.size.height - filled)
             guard try source.read(into: &input, maxRows: wanted), input.y == filled else {
-                throw TesseraError.invalidArgument("resampling: the source ended at row \(filled) of \(source.size.height)")
+                throw TesseraError.truncated(path: "the image being resampled",
+                                             detail: "after row \(filled.grouped) of \(source.size.height.grouped)")
             }
             resampleBatch()
             filled += input.height
