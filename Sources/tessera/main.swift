@@ -2,7 +2,8 @@ import Foundation
 import Tessera
 
 /// The commands, in the order `tessera --help` lists them.
-let commands: [any Command.Type] = [InfoCommand.self, ConvertCommand.self, RegionCommand.self, TileCommand.self]
+let commands: [any Command.Type] = [InfoCommand.self, ConvertCommand.self, RegionCommand.self, ResizeCommand.self,
+                                   ThumbnailCommand.self, TileCommand.self]
 let version = "0.1.0"
 
 func printError(_ message: String) {

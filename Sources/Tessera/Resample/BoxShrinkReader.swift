@@ -1,20 +1,26 @@
-/// Shrinks a reader's image by an integer factor, each output pixel the average of a `factor x factor` block
-/// (smaller at the right and bottom edges), holding only `factor` rows of the source at a time.
+/// Shrinks a reader's image by an integer factor, each output pixel the exact rounded average of a
+/// `factor x factor` block (smaller at the right and bottom edges), holding only one strip of the source at a time.
+///
+/// Each block row is summed in two steps that keep the hot loop flat: source rows are added sample by sample into
+/// one row of column sums (a plain loop over `width * channels` samples the compiler vectorises, widening 8- or
+/// 16-bit samples to 32 bits), then each run of `factor` column sums is added up and divided once per output sample.
 public final class BoxShrinkReader: ImageReader {
     private let source: any ImageReader
     private let factor: Int
     private var input: Strip
-    private var sums: [UInt64]
+    private var columnSums: [UInt32]
     public private(set) var nextRow = 0
     public let size: Size
 
+    /// Shrinks `source` by `factor` (at most 65,536, so a column's sum of 16-bit samples fits 32 bits);
+    /// the output is `ceil(size / factor)` pixels.
     public init(source: any ImageReader, factor: Int) {
-        precondition(factor >= 1, "shrink factor must be at least 1")
+        precondition(factor >= 1 && factor <= 65_536, "shrink factor must be from 1 to 65,536")
         self.source = source
         self.factor = factor
         self.size = reducedSize(source.size, by: factor)
         self.input = source.makeStrip()
-        self.sums = [UInt64](repeating: 0, count: size.width * source.format.channelCount)
+        self.columnSums = [UInt32](repeating: 0, count: source.size.width * source.format.channelCount)
     }
 
     public var format: PixelFormat { source.format }
@@ -30,46 +36,74 @@ public final class BoxShrinkReader: ImageReader {
         return true
     }
 
-    /// Averages the next `factor` source rows into row `row` of `output`.
+    /// Averages the next `factor` source rows (fewer at the bottom edge) into row `row` of `output`.
     private func shrinkRow(into output: inout ImageBuffer, row: Int) throws {
-        let channels = format.channelCount, width = source.size.width
-        let blockRows = min(factor, source.size.height - nextRow * factor - row * factor)
-        for index in sums.indices { sums[index] = 0 }
-        var remaining = blockRows
+        let blockRows = min(factor, source.size.height - (nextRow + row) * factor)
+        let samples = columnSums.count, eightBit = format.bitDepth == 8
+        var remaining = blockRows, first = true
         while remaining > 0, try source.read(into: &input, maxRows: remaining) {
             remaining -= input.height
+            let stride = input.pixels.bytesPerRow
             input.pixels.bytes.withUnsafeBytes { raw in
-                sums.withUnsafeMutableBufferPointer { sums in
+                columnSums.withUnsafeMutableBufferPointer { sums in
                     for line in 0..<input.height {
-                        let base = raw.baseAddress!.advanced(by: line * input.pixels.bytesPerRow)
-                        for x in 0..<width {
-                            let target = (x / factor) * channels
-                            for channel in 0..<channels {
-                                let sample = format.bitDepth == 8
-                                    ? UInt64(base.load(fromByteOffset: x * channels + channel, as: UInt8.self))
-                                    : UInt64(base.loadUnaligned(fromByteOffset: 2 * (x * channels + channel),
-                                                                as: UInt16.self))
-                                sums[target + channel] &+= sample
-                            }
+                        let base = raw.baseAddress! + line * stride
+                        if eightBit {
+                            Self.addRow(base.assumingMemoryBound(to: UInt8.self), count: samples, to: sums, replacing: first)
+                        } else {
+                            Self.addRow(base.assumingMemoryBound(to: UInt16.self), count: samples, to: sums, replacing: first)
                         }
+                        first = false
                     }
                 }
             }
         }
-        let bytesPerRow = output.bytesPerRow
+        let target = output.offset(ofRow: row)
         output.bytes.withUnsafeMutableBytes { raw in
-            let base = raw.baseAddress!.advanced(by: row * bytesPerRow)
-            for x in 0..<size.width {
-                let count = UInt64(min(factor, width - x * factor) * blockRows)
-                for channel in 0..<channels {
-                    let mean = (sums[x * channels + channel] + count / 2) / count
-                    if format.bitDepth == 8 {
-                        base.storeBytes(of: UInt8(mean), toByteOffset: x * channels + channel, as: UInt8.self)
-                    } else {
-                        base.storeBytes(of: UInt16(mean), toByteOffset: 2 * (x * channels + channel), as: UInt16.self)
-                    }
+            columnSums.withUnsafeBufferPointer { sums in
+                if eightBit {
+                    Self.averageBlocks(sums, channels: format.channelCount, factor: factor, blockRows: blockRows,
+                                       into: (raw.baseAddress! + target).assumingMemoryBound(to: UInt8.self))
+                } else {
+                    Self.averageBlocks(sums, channels: format.channelCount, factor: factor, blockRows: blockRows,
+                                       into: (raw.baseAddress! + target).assumingMemoryBound(to: UInt16.self))
                 }
             }
+        }
+    }
+
+    /// `sums[i] += row[i]` (or `=` for a block's first row) for `count` samples.
+    static func addRow<Sample: FixedWidthInteger & UnsignedInteger>(_ row: UnsafePointer<Sample>, count: Int,
+                                                                      to sums: UnsafeMutableBufferPointer<UInt32>,
+                                                                      replacing: Bool) {
+        if replacing {
+            for i in 0..<count { sums[i] = UInt32(truncatingIfNeeded: row[i]) }
+        } else {
+            for i in 0..<count { sums[i] &+= UInt32(truncatingIfNeeded: row[i]) }
+        }
+    }
+
+    /// Adds each run of `factor` pixels' column sums and writes the rounded mean of the block, whose last
+    /// column may be narrower.
+    static func averageBlocks<Sample: FixedWidthInteger & UnsignedInteger>(
+        _ sums: UnsafeBufferPointer<UInt32>, channels: Int, factor: Int, blockRows: Int,
+        into output: UnsafeMutablePointer<Sample>) {
+        let width = sums.count / channels
+        var x = 0, out = 0
+        while x < width {
+            let columns = min(factor, width - x)
+            let count = UInt64(columns * blockRows)
+            for channel in 0..<channels {
+                var total: UInt64 = 0
+                var index = x * channels + channel
+                for _ in 0..<columns {
+                    total &+= UInt64(sums[index])
+                    index += channels
+                }
+                output[out + channel] = Sample(truncatingIfNeeded: (total + count / 2) / count)
+            }
+            x += columns
+            out += channels
         }
     }
 }

@@ -1,0 +1,51 @@
+/// Precomputed weights for resampling one axis from `inputLength` to `outputLength` pixels: for each output
+/// pixel, the first source pixel and `taps` weights (zero-padded, so the inner loop has a fixed length and no
+/// branches). Source pixels outside the image are left out and the rest renormalised, as Pillow does.
+public struct ResamplingWeights: Sendable {
+    /// Weights per output pixel (the widest window; shorter windows are padded with zeros).
+    public let taps: Int
+    /// For output pixel `i`, the first source pixel of its window; `first[i] + taps <= inputLength`.
+    public let first: [Int]
+    /// `taps` weights per output pixel, output pixel `i` at `i * taps`; each group sums to 1. Each weight fills
+    /// all four lanes, ready to multiply a pixel without a shuffle in the inner loop.
+    public let weights: [SIMD4<Float>]
+
+    /// Output pixel `i`'s centre sits at source coordinate `(i + 0.5) * scale - 0.5` with
+    /// `scale = inputLength / outputLength`, the libvips and Pillow convention.
+    public init(kernel: ResamplingKernel, inputLength: Int, outputLength: Int) {
+        precondition(inputLength > 0 && outputLength > 0, "lengths must be positive")
+        let scale = Double(inputLength) / Double(outputLength)
+        let stretch = kernel.stretchesWhenShrinking ? max(1, scale) : 1
+        let radius = kernel.support * stretch
+        // Each window's source pixels within the radius; the widest sets the taps for all.
+        let windows = (0..<outputLength).map { i -> (centre: Double, low: Int, high: Int) in
+            let centre = (Double(i) + 0.5) * scale - 0.5
+            return (centre, max(0, Int((centre - radius).rounded(.up))),
+                    min(inputLength - 1, Int((centre + radius).rounded(.down))))
+        }
+        let taps = max(1, windows.map { $0.high - $0.low + 1 }.max()!)
+        var first = [Int](repeating: 0, count: outputLength)
+        var weights = [SIMD4<Float>](repeating: .zero, count: outputLength * taps)
+        var window = [Double](repeating: 0, count: taps)
+        for (i, (centre, low, high)) in windows.enumerated() {
+            let start = max(0, min(low, inputLength - taps))
+            var total = 0.0
+            for k in 0..<taps {
+                let source = start + k
+                let value = source < low || source > high ? 0 : kernel.weight((Double(source) - centre) / stretch)
+                window[k] = value
+                total += value
+            }
+            if total == 0 {
+                // A window that misses every pixel (nearest at an exact midpoint) takes the closest one.
+                window[min(max(Int(centre.rounded()), 0), inputLength - 1) - start] = 1
+                total = 1
+            }
+            first[i] = start
+            for k in 0..<taps { weights[i * taps + k] = SIMD4(repeating: Float(window[k] / total)) }
+        }
+        self.taps = taps
+        self.first = first
+        self.weights = weights
+    }
+}
