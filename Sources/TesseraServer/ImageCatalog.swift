@@ -28,8 +28,18 @@ public struct ImageCatalog: Sendable {
         }
     }
 
-    /// The file an identifier names, or nil if it names nothing servable inside the root.
+    /// Extensions tried, in order, for an identifier given without one (`maps/china` for `maps/china.jpg`).
+    static let imageExtensions = ["jpg", "jpeg", "png", "tif", "tiff", "webp", "bmp", "gif"]
+
+    /// The file an identifier names, with or without its extension, or nil if it names nothing servable inside
+    /// the root.
     public func file(for identifier: String) -> String? {
+        if let exact = exactFile(for: identifier) { return exact }
+        guard (identifier as NSString).pathExtension.isEmpty else { return nil }
+        return Self.imageExtensions.lazy.compactMap { exactFile(for: identifier + "." + $0) }.first
+    }
+
+    private func exactFile(for identifier: String) -> String? {
         guard !identifier.isEmpty, identifier.utf8.count <= Self.maxIdentifierLength, !identifier.contains("\0"),
               !identifier.hasPrefix("/") else { return nil }
         let components = identifier.split(separator: "/", omittingEmptySubsequences: false)
@@ -55,9 +65,8 @@ public struct ImageCatalog: Sendable {
                 walker.skipDescendants()
                 continue
             }
-            let isImage = ["jpg", "jpeg", "png", "tif", "tiff", "webp", "bmp", "gif"]
-                .contains((name as NSString).pathExtension.lowercased())
-            if isImage && file(for: relative) != nil { found.append(relative) }
+            let isImage = Self.imageExtensions.contains((name as NSString).pathExtension.lowercased())
+            if isImage && exactFile(for: relative) != nil { found.append(relative) }
         }
         return found.sorted()
     }

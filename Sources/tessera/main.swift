@@ -3,7 +3,7 @@ import Tessera
 
 /// The commands, in the order `tessera --help` lists them.
 let commands: [any Command.Type] = [InfoCommand.self, ConvertCommand.self, RegionCommand.self, ResizeCommand.self,
-                                   ThumbnailCommand.self, TileCommand.self]
+                                   ThumbnailCommand.self, TileCommand.self, ServeCommand.self]
 let version = "0.1.0"
 
 func printError(_ message: String) {
@@ -20,15 +20,12 @@ var toolHelp: String {
         .joined(separator: "\n")
 }
 
-/// An interrupted run removes the temporary files it was writing, so nothing half-written is left behind.
-func removeTemporaryFilesOnSignals() -> [any DispatchSourceSignal] {
+/// Routes SIGINT, SIGTERM and SIGHUP to `Interruption.shared`.
+func handleSignals() -> [any DispatchSourceSignal] {
     [SIGINT, SIGTERM, SIGHUP].map { signalNumber in
         signal(signalNumber, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-        source.setEventHandler {
-            TemporaryFiles.shared.removeAll()
-            _exit(128 + signalNumber)
-        }
+        source.setEventHandler { Interruption.shared.interrupt(signalNumber) }
         source.resume()
         return source
     }
@@ -49,7 +46,7 @@ func removeTemporaryFilesOnSignals() -> [any DispatchSourceSignal] {
         return .usage
     }
     let stats = RunStats()
-    let signalSources = removeTemporaryFilesOnSignals()
+    let signalSources = handleSignals()
     defer { signalSources.forEach { $0.cancel() } }
     do {
         let parsed = try Arguments(Array(arguments.dropFirst()), spec: command.spec)

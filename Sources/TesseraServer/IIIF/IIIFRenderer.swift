@@ -1,0 +1,71 @@
+import Tessera
+
+/// Makes the pixels of a resolved IIIF request from any image Tessera reads: a region read at the largest
+/// reduction that still covers the requested size (JPEG's DCT scaling, a TIFF level, a box shrink), the kernel
+/// for the exact size, then mirroring, rotation and quality on the small result, and the encoder.
+enum IIIFRenderer {
+    /// The media type of each output format the server writes.
+    static let mediaTypes = ["jpg": "image/jpeg", "png": "image/png", "webp": "image/webp"]
+    /// Formats in the spec that the server does not write: 415, not 400.
+    static let knownFormats: Set = ["jpg", "png", "webp", "tif", "gif", "pdf", "jp2"]
+
+    /// The encoded image and its media type.
+    static func render(_ request: IIIFResolvedRequest, from source: ImageSource, quality jpegQuality: Int)
+        throws -> (bytes: [UInt8], mediaType: String) {
+        guard let mediaType = mediaTypes[request.format], let format = ImageFormat(fileExtension: request.format) else {
+            throw IIIFError.unsupportedFormat(request.format)
+        }
+        let region = request.region, size = request.size
+        var scale = 1
+        while (region.width + 2 * scale - 1) / (2 * scale) >= size.width
+                && (region.height + 2 * scale - 1) / (2 * scale) >= size.height {
+            scale *= 2
+        }
+        var reader: any ImageReader = try source.makeReader(ReadOptions(region: region, scale: scale))
+        if reader.size != size { reader = try ResamplingReader(source: reader, size: size) }
+        var image = try reader.readAll(budget: source.budget, name: source.input.name)
+        image = image.oriented(exif: exifOrientation(rotation: request.rotation, mirror: request.mirror))
+        image = try apply(request.quality, to: image)
+        var options = EncodeOptions()
+        options.quality = jpegQuality
+        options.bitDepth = 8
+        return (try ImageWriter.encode(image, as: format, options: options), mediaType)
+    }
+
+    /// IIIF mirrors horizontally, then rotates clockwise: the same transforms as EXIF orientations.
+    static func exifOrientation(rotation: Int, mirror: Bool) -> Int {
+        switch (mirror, rotation) {
+        case (false, 90): return 6
+        case (false, 180): return 3
+        case (false, 270): return 8
+        case (true, 0): return 2
+        case (true, 90): return 7
+        case (true, 180): return 4
+        case (true, 270): return 5
+        default: return 1
+        }
+    }
+
+    /// `gray` drops colour (Rec. 601 luma), `bitonal` thresholds that at the middle, `color` makes gray RGB.
+    static func apply(_ quality: IIIFRequest.Quality, to image: ImageBuffer) throws -> ImageBuffer {
+        let target: PixelFormat
+        switch quality {
+        case .default: return image
+        case .color: target = image.format.isColor ? image.format : image.format.with(image.format.hasAlpha ? .rgba : .rgb)
+        case .gray, .bitonal: target = image.format.with(image.format.hasAlpha ? .grayAlpha : .gray)
+        }
+        var converted = target == image.format ? image
+            : try FormatConvertingReader(source: BufferReader(image), format: target).readAll()
+        if quality == .bitonal {
+            let step = converted.format.channelCount, bytesPerSample = converted.format.bytesPerSample
+            converted.bytes.withUnsafeMutableBytes { raw in
+                for index in stride(from: 0, to: raw.count, by: step * bytesPerSample) {
+                    let value = bytesPerSample == 1 ? Int(raw[index]) : Int(raw.loadUnaligned(fromByteOffset: index, as: UInt16.self)) >> 8
+                    let black = value < 128
+                    for byte in 0..<bytesPerSample { raw[index + byte] = black ? 0 : 255 }
+                }
+            }
+        }
+        return converted
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import Synchronization
+import Tessera
+
+/// The IIIF Image API 3.0 level 2 service: routes `{prefix}/{identifier}/...` requests to info.json, a redirect,
+/// or a rendered image, with the headers the spec asks for (CORS on everything, JSON-LD, the canonical and
+/// profile Link headers) and HTTP caching (ETag, Last-Modified, Cache-Control, 304s).
+public final class IIIFService: Sendable {
+    /// How the service presents itself.
+    public struct Configuration: Sendable {
+        /// The path before identifiers, without a trailing slash, e.g. `/iiif`.
+        public var prefix = "/iiif"
+        /// Tile size advertised in info.json, in pixels.
+        public var tileSize = 256
+        public var limits = IIIFLimits(maxArea: 25_000_000)
+        public var jpegQuality = 85
+
+        public init() {}
+    }
+
+    public let catalog: ImageCatalog
+    public let configuration: Configuration
+    private let sources = Mutex<[String: OpenImage]>([:])
+
+    /// An opened image and the file state it was opened at, so a changed file is reopened.
+    private struct OpenImage: Sendable {
+        let source: ImageSource
+        let modified: Date
+        let size: Int
+    }
+
+    public init(catalog: ImageCatalog, configuration: Configuration = Configuration()) {
+        self.catalog = catalog
+        self.configuration = configuration
+    }
+
+    /// Answers one request whose path starts with the prefix.
+    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        var response = route(request)
+        response.headers.append(("Access-Control-Allow-Origin", "*"))
+        return response
+    }
+
+    private func route(_ request: HTTPRequest) -> HTTPResponse {
+        if request.method == "OPTIONS" {
+            return HTTPResponse(status: 204, headers: [("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS"),
+                                                       ("Access-Control-Allow-Headers", "*"),
+                                                       ("Access-Control-Max-Age", "86400")])
+        }
+        guard request.method == "GET" || request.method == "HEAD" else {
+            return HTTPResponse(status: 405, headers: [("Allow", "GET, HEAD, OPTIONS")], body: Array("method not allowed\n".utf8))
+        }
+        let rest = request.path.dropFirst(configuration.prefix.count + 1)
+        let segments = rest.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard let encodedIdentifier = segments.first, !encodedIdentifier.isEmpty,
+              let identifier = encodedIdentifier.removingPercentEncoding else {
+            return .text(404, "not found")
+        }
+        do {
+            guard let path = catalog.file(for: identifier) else { throw IIIFError.notFound("no image '\(identifier)'") }
+            let base = baseURI(for: request) + "/" + encodedIdentifier
+            switch segments.count {
+            case 1:
+                return HTTPResponse(status: 303, headers: [("Location", base + "/info.json")])
+            case 2 where segments[1] == "info.json":
+                return try info(path: path, id: base, request: request)
+            case 5:
+                return try image(path: path, base: base, segments: Array(segments[1...]), request: request)
+            default:
+                throw IIIFError.badRequest("expected {identifier}/{region}/{size}/{rotation}/{quality}.{format}")
+            }
+        } catch let error as IIIFError {
+            return .text(error.status, error.description)
+        } catch let error as TesseraError {
+            return .text(500, error.description)
+        } catch {
+            return .text(500, "\(error)")
+        }
+    }
+
+    /// `scheme://host/prefix`, from the request's Host header so `id` matches the URL the client used.
+    private func baseURI(for request: HTTPRequest) -> String {
+        let scheme = request.headers["x-forwarded-proto"] ?? "http"
+        return "\(scheme)://\(request.headers["host"] ?? "localhost")\(configuration.prefix)"
+    }
+
+    private func info(path: String, id: String, request: HTTPRequest) throws -> HTTPResponse {
+        let image = try open(path)
+        let document = IIIFInfo(id: id, size: image.source.properties.size, tileSize: configuration.tileSize,
+                                limits: configuration.limits)
+        return cached(document.json, contentType: IIIFInfo.contentType, image: image, tag: "info " + id,
+                      request: request)
+    }
+
+    private func image(path: String, base: String, segments: [String], request: HTTPRequest) throws -> HTTPResponse {
+        let parsed = try IIIFRequest(region: segments[0], size: segments[1], rotation: segments[2],
+                                     qualityAndFormat: segments[3])
+        guard IIIFRenderer.knownFormats.contains(parsed.format) else {
+            throw IIIFError.badRequest("unknown format '\(parsed.format)'")
+        }
+        let image = try open(path)
+        let size = image.source.properties.size
+        let resolved = try parsed.resolve(for: size, limits: configuration.limits)
+        let maxSize = IIIFRequest.maxSize(of: resolved.region.size, limits: configuration.limits, upscale: false)
+        let canonical = base + "/" + resolved.canonicalPath(imageSize: size, maxSize: maxSize)
+        var response: HTTPResponse
+        if let notModified = notModified(image: image, tag: canonical, request: request) {
+            response = notModified
+        } else {
+            let (bytes, mediaType) = try IIIFRenderer.render(resolved, from: image.source,
+                                                             quality: configuration.jpegQuality)
+            response = cached(bytes, contentType: mediaType, image: image, tag: canonical, request: request)
+        }
+        response.headers.append(("Link", "<\(canonical)>;rel=\"canonical\", <\(IIIFInfo.profileURI)>;rel=\"profile\""))
+        return response
+    }
+
+    /// The opened image for `path`, reopened when the file changed.
+    private func open(_ path: String) throws -> OpenImage {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        let modified = attributes?[.modificationDate] as? Date ?? .distantPast
+        let size = attributes?[.size] as? Int ?? 0
+        if let open = sources.withLock({ $0[path] }), open.modified == modified, open.size == size { return open }
+        let opened = OpenImage(source: try ImageSource(path: path), modified: modified, size: size)
+        sources.withLock { sources in
+            if sources.count >= 256 { sources.removeAll() }
+            sources[path] = opened
+        }
+        return opened
+    }
+
+    /// A 200 with caching headers, or a 304 when the client's copy is current.
+    private func cached(_ body: [UInt8], contentType: String, image: OpenImage, tag: String,
+                        request: HTTPRequest) -> HTTPResponse {
+        if let notModified = notModified(image: image, tag: tag, request: request) { return notModified }
+        return HTTPResponse(status: 200, headers: [("Content-Type", contentType)] + cacheHeaders(image: image, tag: tag),
+                            body: body)
+    }
+
+    private func notModified(image: OpenImage, tag: String, request: HTTPRequest) -> HTTPResponse? {
+        let etag = entityTag(image: image, tag: tag)
+        let matches = request.headers["if-none-match"].map { $0.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == etag || $0 == "*" } }
+        let unmodified = request.headers["if-modified-since"].flatMap(HTTPDate.parse).map { image.modified.timeIntervalSince1970.rounded(.down) <= $0.timeIntervalSince1970 }
+        guard matches ?? unmodified ?? false else { return nil }
+        return HTTPResponse(status: 304, headers: cacheHeaders(image: image, tag: tag))
+    }
+
+    private func cacheHeaders(image: OpenImage, tag: String) -> [(String, String)] {
+        [("ETag", entityTag(image: image, tag: tag)), ("Last-Modified", HTTPDate.format(image.modified)),
+         ("Cache-Control", "public, max-age=86400")]
+    }
+
+    /// A strong validator from the file's size and time and what was asked of it (a 64-bit FNV-1a hash).
+    private func entityTag(image: OpenImage, tag: String) -> String {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in "\(image.size) \(image.modified.timeIntervalSince1970) \(tag)".utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3
+        }
+        return "\"" + String(hash, radix: 16) + "\""
+    }
+}

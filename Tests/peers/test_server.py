@@ -1,0 +1,186 @@
+"""`tessera serve` on a loopback port, checked as IIIF clients see it: every parameter form against images
+computed with Pillow from the same source, the headers (CORS, JSON-LD, Link, ETag and 304, HEAD, OPTIONS),
+the errors, path safety, and the official IIIF validator at level 2."""
+import io
+import json
+import os
+import shutil
+import subprocess
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from conftest import photo, psnr
+
+ROOT = Path(__file__).resolve().parents[2]
+VALIDATOR_IMAGE = ROOT.parent / "shared" / "iiif" / "67352ccc-d1b0-11e1-89ae-279075081939.png"
+SOURCE = photo(300, 400, 3, seed=51)
+
+
+@pytest.fixture(scope="module")
+def server(tessera, tmp_path_factory):
+    root = tmp_path_factory.mktemp("served")
+    (root / "maps").mkdir()
+    Image.fromarray(SOURCE).save(root / "maps" / "photo.png")
+    Image.fromarray(SOURCE).save(root / "photo.jpg", quality=95)
+    if VALIDATOR_IMAGE.exists():
+        shutil.copy(VALIDATOR_IMAGE, root / VALIDATOR_IMAGE.name)
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "secret.png").write_bytes((root / "maps" / "photo.png").read_bytes())
+    os.symlink(outside / "secret.png", root / "escape.png")
+    process = subprocess.Popen([tessera, "serve", str(root), "--port", "0"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    banner = process.stdout.readline()
+    assert "serving" in banner, process.stderr.read()
+    base = banner.split(" at ")[1].split()[0].rstrip("/")
+    yield base
+    process.terminate()
+    assert process.wait(timeout=10) == 0
+
+
+def fetch(url, method="GET", headers=None):
+    """status, headers (lower-case names), body."""
+    request = urllib.request.Request(url, method=method, headers=headers or {})
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        with opener.open(request, timeout=30) as response:
+            return response.status, {k.lower(): v for k, v in response.headers.items()}, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, {k.lower(): v for k, v in error.headers.items()}, error.read()
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args):
+        return None
+
+
+def image_at(url):
+    status, headers, body = fetch(url)
+    assert status == 200, (url, status, body[:200])
+    return Image.open(io.BytesIO(body)), headers
+
+
+def expected(region, size, rotation=0, mirror=False, quality="default"):
+    """The answer computed with Pillow from the source array."""
+    x, y, w, h = region
+    image = Image.fromarray(SOURCE[y:y + h, x:x + w]).resize(size, Image.LANCZOS)
+    if mirror:
+        image = image.transpose(Image.FLIP_LEFT_RIGHT)
+    image = image.rotate(-rotation, expand=True)
+    if quality in ("gray", "bitonal"):
+        image = image.convert("L")
+    if quality == "bitonal":
+        image = image.point(lambda v: 255 if v >= 128 else 0)
+    return np.asarray(image)
+
+
+@pytest.mark.parametrize("path,region,size,rotation,mirror,quality", [
+    ("full/max/0/default.png", (0, 0, 400, 300), (400, 300), 0, False, "default"),
+    ("50,40,200,100/max/0/default.png", (50, 40, 200, 100), (200, 100), 0, False, "default"),
+    ("pct:25,50,50,50/max/0/default.png", (100, 150, 200, 150), (200, 150), 0, False, "default"),
+    ("square/max/0/default.png", (50, 0, 300, 300), (300, 300), 0, False, "default"),
+    ("350,250,100,100/max/0/default.png", (350, 250, 50, 50), (50, 50), 0, False, "default"),
+    ("full/200,/0/default.png", (0, 0, 400, 300), (200, 150), 0, False, "default"),
+    ("full/,150/0/default.png", (0, 0, 400, 300), (200, 150), 0, False, "default"),
+    ("full/pct:50/0/default.png", (0, 0, 400, 300), (200, 150), 0, False, "default"),
+    ("full/100,100/0/default.png", (0, 0, 400, 300), (100, 100), 0, False, "default"),
+    ("full/!100,100/0/default.png", (0, 0, 400, 300), (100, 75), 0, False, "default"),
+    ("full/^800,/0/default.png", (0, 0, 400, 300), (800, 600), 0, False, "default"),
+    ("full/^!1000,450/0/default.png", (0, 0, 400, 300), (600, 450), 0, False, "default"),
+    ("full/max/90/default.png", (0, 0, 400, 300), (400, 300), 90, False, "default"),
+    ("full/max/180/default.png", (0, 0, 400, 300), (400, 300), 180, False, "default"),
+    ("full/max/270/default.png", (0, 0, 400, 300), (400, 300), 270, False, "default"),
+    ("full/max/!0/default.png", (0, 0, 400, 300), (400, 300), 0, True, "default"),
+    ("full/max/!90/default.png", (0, 0, 400, 300), (400, 300), 90, True, "default"),
+    ("full/max/0/gray.png", (0, 0, 400, 300), (400, 300), 0, False, "gray"),
+    ("full/max/0/bitonal.png", (0, 0, 400, 300), (400, 300), 0, False, "bitonal"),
+    ("full/max/0/color.png", (0, 0, 400, 300), (400, 300), 0, False, "default"),
+])
+def test_every_parameter_form_gives_the_expected_pixels(server, path, region, size, rotation, mirror, quality):
+    image, headers = image_at(f"{server}/maps%2Fphoto.png/{path}")
+    assert headers["content-type"] == "image/png"
+    ours = np.asarray(image)
+    want = expected(region, size, rotation, mirror, quality)
+    assert ours.shape == want.shape
+    if quality == "bitonal":
+        assert np.mean(ours != want) < 0.01
+    else:
+        assert psnr(ours, want) >= 35, path
+
+
+@pytest.mark.parametrize("format,media", [("jpg", "image/jpeg"), ("png", "image/png"), ("webp", "image/webp")])
+def test_formats(server, format, media):
+    image, headers = image_at(f"{server}/photo.jpg/full/max/0/default.{format}")
+    assert headers["content-type"] == media and image.size == (400, 300)
+
+
+def test_info_json_is_json_ld_with_id_from_the_host(server):
+    status, headers, body = fetch(f"{server}/maps%2Fphoto.png/info.json")
+    assert status == 200
+    assert headers["content-type"] == 'application/ld+json;profile="http://iiif.io/api/image/3/context.json"'
+    assert headers["access-control-allow-origin"] == "*"
+    info = json.loads(body)
+    assert info["id"] == f"{server}/maps%2Fphoto.png"
+    assert (info["width"], info["height"], info["profile"], info["type"]) == (400, 300, "level2", "ImageService3")
+    assert info["tiles"][0]["scaleFactors"] == [1, 2]
+    assert "webp" in info["extraFormats"] and info["maxArea"] > 0
+
+
+def test_base_uri_redirects_to_info_json(server):
+    status, headers, _ = fetch(f"{server}/photo.jpg")
+    assert status == 303 and headers["location"] == f"{server}/photo.jpg/info.json"
+
+
+def test_identifiers_may_leave_out_the_extension(server):
+    assert fetch(f"{server}/photo/info.json")[0] == 200
+
+
+def test_caching_headers_and_conditional_requests(server):
+    url = f"{server}/photo.jpg/full/100,/0/default.jpg"
+    status, headers, body = fetch(url)
+    assert status == 200 and headers["etag"] and headers["last-modified"] and "max-age" in headers["cache-control"]
+    assert headers["link"].startswith(f"<{server}/photo.jpg/full/100,75/0/default.jpg>;rel=\"canonical\"")
+    assert fetch(url, headers={"If-None-Match": headers["etag"]})[0] == 304
+    assert fetch(url, headers={"If-Modified-Since": headers["last-modified"]})[0] == 304
+    head = fetch(url, method="HEAD")
+    assert head[0] == 200 and head[2] == b"" and int(head[1]["content-length"]) == len(body)
+
+
+def test_options_answers_cors_preflight(server):
+    status, headers, _ = fetch(f"{server}/photo.jpg/info.json", method="OPTIONS")
+    assert status == 204 and headers["access-control-allow-origin"] == "*"
+    assert "GET" in headers["access-control-allow-methods"]
+
+
+@pytest.mark.parametrize("path,status", [
+    ("photo.jpg/full/max/0/default.tif", 415), ("photo.jpg/full/max/0/default.xyz", 400),
+    ("photo.jpg/full/max/45/default.jpg", 501), ("photo.jpg/full/max/0/fancy.jpg", 400),
+    ("photo.jpg/full/800,/0/default.jpg", 400), ("photo.jpg/500,500,10,10/max/0/default.jpg", 400),
+    ("photo.jpg/full/0,/0/default.jpg", 400), ("photo.jpg/full/max/0", 400), ("missing.jpg/info.json", 404),
+])
+def test_errors_follow_the_spec(server, path, status):
+    got, headers, _ = fetch(f"{server}/{path}")
+    assert got == status and headers["access-control-allow-origin"] == "*"
+
+
+@pytest.mark.parametrize("identifier", [
+    "..%2F..%2Fetc%2Fpasswd", "%2e%2e%2F%2e%2e%2Fetc%2Fpasswd", "%2Fetc%2Fpasswd", "escape.png",
+    "maps%2F..%2F..%2Foutside%2Fsecret.png", "photo.jpg%00.png", "a" * 2000, "maps%2F%2E%2E%2Fphoto.jpg",
+])
+def test_nothing_outside_the_root_is_served(server, identifier):
+    assert fetch(f"{server}/{identifier}/info.json")[0] == 404
+    assert fetch(f"{server}/{identifier}/full/max/0/default.jpg")[0] == 404
+
+
+@pytest.mark.skipif(not VALIDATOR_IMAGE.exists(), reason="shared/iiif is not beside the checkout")
+def test_the_iiif_validator_passes_at_level_2(server):
+    host_port, prefix = server.split("://")[1].split("/", 1)
+    result = subprocess.run(["iiif-validate.py", "-s", host_port, "-p", prefix, "-i", VALIDATOR_IMAGE.stem,
+                             "--version=3.0", "--level", "2"], capture_output=True, text=True, timeout=300)
+    report = result.stdout + result.stderr
+    assert result.returncode == 0, report[-3000:]
+    assert "Done (33 tests, 0 failures)" in report
