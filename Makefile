@@ -29,9 +29,12 @@ run: build $(SAMPLE)
 	$(TESSERA) info $(SAMPLE)
 	$(TESSERA) region $(SAMPLE) sample/middle.png --rect 4500,4500,1024,1024 --stats
 	$(TESSERA) convert $(SAMPLE) sample/overview.jpg --scale 1/8 --stats
+	$(TESSERA) thumbnail $(SAMPLE) -s 256 -o thumbnail.jpg --stats
 	$(TESSERA) tile $(SAMPLE) sample/pyramid --stats
-	@echo "wrote sample/middle.png (a 1024x1024 region), sample/overview.jpg (the whole image at 1/8)"
-	@echo "and sample/pyramid.dzi with sample/pyramid_files/ (a Deep Zoom pyramid)"
+	@echo "wrote sample/middle.png (a 1024x1024 region), sample/overview.jpg (the whole image at 1/8),"
+	@echo "sample/thumbnail.jpg and sample/pyramid.dzi with sample/pyramid_files/ (a Deep Zoom pyramid)"
+	@echo "now serving the sample over IIIF: open http://127.0.0.1:8000/iiif/sample/info.json (Ctrl-C stops)"
+	$(TESSERA) serve $(SAMPLE) --port 8000
 
 clean:
 	rm -rf .build sample
