@@ -57,3 +57,17 @@ public struct EncodeTarget {
         self.options = options
     }
 }
+
+extension Strip {
+    /// Calls `body` with a pointer per row, for C encoders (libjpeg, libpng) that take row arrays. Their
+    /// prototypes want mutable pointers, but they only read through them.
+    func withRowPointers<Result>(
+        _ body: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>) throws -> Result
+    ) rethrows -> Result {
+        try pixels.bytes.withUnsafeBytes { raw in
+            let base = UnsafeMutableRawPointer(mutating: raw.baseAddress!)
+            var rows = (0..<height).map { Optional(base.advanced(by: $0 * pixels.bytesPerRow).assumingMemoryBound(to: UInt8.self)) }
+            return try rows.withUnsafeMutableBufferPointer { try body($0.baseAddress!) }
+        }
+    }
+}

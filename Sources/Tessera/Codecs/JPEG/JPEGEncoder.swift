@@ -10,7 +10,6 @@ final class JPEGEncoder: MemoryEncoder {
     private let name: String
     private let size: Size
     private let format: PixelFormat
-    private var rowPointers: [UnsafeMutablePointer<UInt8>?] = []
     private var rowsWritten = 0
 
     static func acceptedFormat(for format: PixelFormat, options: EncodeOptions) -> PixelFormat {
@@ -61,17 +60,8 @@ final class JPEGEncoder: MemoryEncoder {
 
     func write(_ strip: Strip) throws {
         precondition(strip.format == format && strip.width == size.width, "strip does not match the encoder")
-        rowPointers.removeAll(keepingCapacity: true)
-        let stride = strip.pixels.bytesPerRow
-        try strip.pixels.bytes.withUnsafeBytes { raw in
-            // libjpeg takes mutable row pointers but only reads through them.
-            let base = UnsafeMutableRawPointer(mutating: raw.baseAddress!)
-            for row in 0..<strip.height {
-                rowPointers.append(base.advanced(by: row * stride).assumingMemoryBound(to: UInt8.self))
-            }
-            try rowPointers.withUnsafeMutableBufferPointer { pointers in
-                try check(tessera_jpeg_write_scanlines(encoder, pointers.baseAddress, JDIMENSION(strip.height)))
-            }
+        try strip.withRowPointers { rows in
+            try check(tessera_jpeg_write_scanlines(encoder, rows, JDIMENSION(strip.height)))
         }
         rowsWritten += strip.height
     }

@@ -9,7 +9,6 @@ final class PNGEncoder: MemoryEncoder {
     private let name: String
     private let size: Size
     private let format: PixelFormat
-    private var rowPointers: [UnsafeMutablePointer<UInt8>?] = []
     private var rowsWritten = 0
 
     static func acceptedFormat(for format: PixelFormat, options: EncodeOptions) -> PixelFormat {
@@ -59,17 +58,8 @@ final class PNGEncoder: MemoryEncoder {
 
     func write(_ strip: Strip) throws {
         precondition(strip.format == format && strip.width == size.width, "strip does not match the encoder")
-        rowPointers.removeAll(keepingCapacity: true)
-        let stride = strip.pixels.bytesPerRow
-        try strip.pixels.bytes.withUnsafeBytes { raw in
-            // libpng takes mutable row pointers but only reads through them.
-            let base = UnsafeMutableRawPointer(mutating: raw.baseAddress!)
-            for row in 0..<strip.height {
-                rowPointers.append(base.advanced(by: row * stride).assumingMemoryBound(to: UInt8.self))
-            }
-            try rowPointers.withUnsafeMutableBufferPointer { pointers in
-                try check(tessera_png_write_rows(png, pointers.baseAddress, png_uint_32(strip.height)))
-            }
+        try strip.withRowPointers { rows in
+            try check(tessera_png_write_rows(png, rows, png_uint_32(strip.height)))
         }
         rowsWritten += strip.height
     }
