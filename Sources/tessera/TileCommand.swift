@@ -11,7 +11,7 @@ enum TileCommand: Command {
             OUT names the output: for Deep Zoom, OUT.dzi beside OUT_files/; for the others, the folder OUT/
             (or OUT.zip with --container zip). It is built under a hidden temporary name and moved into place
             when complete; a killed build can be finished with --resume. For tiff, OUT is the .tif file: JPEG
-            tiles (--format jpg) or deflated pixels (--format png), each level a page (or a SubIFD), BigTIFF
+            tiles (--format jpg), WebP tiles (webp) or deflated pixels (png), each level a page (or a SubIFD), BigTIFF
             when it passes 4 GiB; it cannot resume, skip blank tiles or go in a zip.
             """,
         options: [

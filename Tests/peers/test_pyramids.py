@@ -309,6 +309,15 @@ def test_pyramidal_tiff_deflate_and_subifds_keep_pixels_exactly(tessera, tmp_pat
         assert np.array_equal(read_png(copy), levels[subifd + 1])
 
 
+def test_pyramidal_tiff_with_webp_tiles_opens_in_vips_at_every_level(tessera, tmp_path, sources):
+    out = tmp_path / "webp.tif"
+    tessera_ok(tessera, "tile", sources[(1000, 700)], out, "--layout", "tiff", "--format", "webp", "-Q", "95")
+    pages = tiff_pages(out)
+    assert [page.shape[:2] for page in pages] == [(700, 1000), (350, 500), (175, 250)]
+    for page, level in zip(pages, deep_zoom_levels(tessera, tmp_path, sources[(1000, 700)], "png")):
+        assert psnr(page[..., :3], level[..., :3]) >= 38
+
+
 @pytest.mark.skipif(shutil.which("openslide-show-properties") is None, reason="openslide-tools is not installed")
 def test_openslide_reads_every_page_as_a_level(tessera, tmp_path, sources):
     out = tmp_path / "slide.tif"

@@ -191,7 +191,7 @@ public final class PyramidalTIFFSink: TileSink {
 
 /// How a pyramidal TIFF's tiles are encoded and the tags that describe them: JPEG tiles as complete JPEG streams
 /// (libjpeg codes colour as YCbCr, so the photometric is YCbCr with the JPEG's chroma subsampling, which libtiff
-/// insists match), or raw pixels deflated with horizontal differencing, alpha kept.
+/// insists match), WebP tiles as complete WebP files, or raw pixels deflated with horizontal differencing, alpha kept.
 private struct TileEncoding: Sendable {
     let compression: UInt64
     let photometric: UInt64
@@ -219,12 +219,19 @@ private struct TileEncoding: Sendable {
             usesPredictor = true
             chromaSubsampling = nil
         case .webp:
-            throw TesseraError.unsupported(path: path, feature: "WebP tiles in TIFF (Tessera has no WebP encoder yet)")
+            // libtiff's WebP codec (as libvips writes it): each tile a whole WebP, always RGB or RGBA.
+            compression = 50001
+            photometric = 2
+            samplesPerPixel = pixelFormat.hasAlpha ? 4 : 3
+            hasAlpha = pixelFormat.hasAlpha
+            usesPredictor = false
+            chromaSubsampling = nil
         }
     }
 
     func encode(_ tile: ImageBuffer, options: EncodeOptions) throws -> [UInt8] {
-        guard compression == 8 else { return try ImageWriter.encode(tile, as: .jpeg, options: options) }
+        if compression == 7 { return try ImageWriter.encode(tile, as: .jpeg, options: options) }
+        if compression == 50001 { return try ImageWriter.encode(tile, as: .webp, options: options) }
         var pixels = tile.bytes
         let samples = tile.format.channelCount
         pixels.withUnsafeMutableBufferPointer { buffer in
