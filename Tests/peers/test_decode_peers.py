@@ -36,6 +36,14 @@ def vips(source_maker, suffix, options):
     return make
 
 
+def imagemagick_ycck(path):
+    """ImageMagick writes CMYK JPEGs as Adobe YCCK (transform 2), inverted."""
+    source = path.with_name("magick-source.png")
+    pillow("RGB", RGB)(source)
+    result = run("convert", source, "-colorspace", "CMYK", "-quality", "95", path)
+    assert result.returncode == 0, result.stderr
+
+
 def palette_with_transparency(path):
     image = Image.fromarray(RGB).quantize(64)
     image.info["transparency"] = 3
@@ -49,6 +57,7 @@ VARIANTS = {
     "jpeg-gray.jpg": (pillow("L", GRAY, quality=90), 2),
     "jpeg-444.jpg": (pillow("RGB", RGB, quality=95, subsampling=0), 2),
     "jpeg-cmyk.jpg": (pillow("CMYK", RGB, quality=95), 2),
+    "jpeg-ycck.jpg": (imagemagick_ycck, 2),
     "jpeg-restart.jpg": (vips(pillow("RGB", RGB), "jpg", "Q=90,restart-interval=2"), 2),
     # PNG
     "png-rgb.png": (pillow("RGB", RGB), 0),
