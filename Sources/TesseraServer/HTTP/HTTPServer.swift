@@ -86,8 +86,20 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    private static let callback: MHD_AccessHandlerCallback = { context, connection, url, method, _, _, _, _ in
-        guard let context, let connection, let url, let method else { return .NO }
+    private static let callback: MHD_AccessHandlerCallback = { context, connection, url, method, _, _, uploadSize,
+                                                               requestState in
+        guard let context, let connection, let url, let method, let requestState else { return .NO }
+        // libmicrohttpd calls once when the headers arrive, then again once the body (if any) is read. A response
+        // queued on the first call counts as an early reply and closes the connection, losing keep-alive, so the
+        // first call only marks the request as seen, and any body is skipped.
+        if requestState.pointee == nil {
+            requestState.pointee = UnsafeMutableRawPointer(bitPattern: 1)
+            return .YES
+        }
+        if let uploadSize, uploadSize.pointee > 0 {
+            uploadSize.pointee = 0
+            return .YES
+        }
         let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
         var headers: [String: String] = [:]
         for name in headerNames {
