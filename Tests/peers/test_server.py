@@ -150,6 +150,22 @@ def test_caching_headers_and_conditional_requests(server):
     assert head[0] == 200 and head[2] == b"" and int(head[1]["content-length"]) == len(body)
 
 
+def test_connections_are_kept_alive(server):
+    import http.client
+    host_port = server.split("://")[1].split("/")[0]
+    connection = http.client.HTTPConnection(host_port, timeout=10)
+    sockets = []
+    for path in ["photo.jpg/info.json", "photo.jpg/full/64,/0/default.jpg", "photo.jpg/info.json"]:
+        connection.request("GET", "/" + server.split("/", 3)[3] + "/" + path)
+        response = connection.getresponse()
+        response.read()
+        assert response.status == 200
+        assert (response.getheader("connection") or "").lower() != "close"
+        sockets.append(connection.sock)
+    assert sockets[0] is sockets[1] is sockets[2]
+    connection.close()
+
+
 def test_options_answers_cors_preflight(server):
     status, headers, _ = fetch(f"{server}/photo.jpg/info.json", method="OPTIONS")
     assert status == 204 and headers["access-control-allow-origin"] == "*"
