@@ -7,9 +7,8 @@ import CJPEG
 final class JPEGEncoder: MemoryEncoder {
     private let encoder: OpaquePointer
     private let file: AtomicFile?
-    private let name: String
-    private let size: Size
-    private let format: PixelFormat
+    /// What is written; `path` is the file, or "tile" when encoding to memory.
+    private let target: EncodeTarget
     private var rowsWritten = 0
 
     static func acceptedFormat(for format: PixelFormat, options: EncodeOptions) -> PixelFormat {
@@ -17,12 +16,12 @@ final class JPEGEncoder: MemoryEncoder {
     }
 
     convenience init(target: EncodeTarget) throws {
-        try self.init(size: target.size, format: target.format, options: target.options, name: target.path,
-                      file: AtomicFile(path: target.path))
+        try self.init(target: target, file: AtomicFile(path: target.path))
     }
 
     static func encode(_ image: ImageBuffer, options: EncodeOptions) throws -> [UInt8] {
-        let encoder = try JPEGEncoder(size: image.size, format: image.format, options: options, name: "tile", file: nil)
+        let target = EncodeTarget(path: "tile", size: image.size, format: image.format, options: options)
+        let encoder = try JPEGEncoder(target: target, file: nil)
         try encoder.write(Strip(y: 0, pixels: image))
         try encoder.complete()
         var count: UInt = 0
@@ -31,7 +30,8 @@ final class JPEGEncoder: MemoryEncoder {
     }
 
     /// `file` nil encodes to memory.
-    private init(size: Size, format: PixelFormat, options: EncodeOptions, name: String, file: AtomicFile?) throws {
+    private init(target: EncodeTarget, file: AtomicFile?) throws {
+        let size = target.size, format = target.format, options = target.options, name = target.path
         guard size.width > 0, size.height > 0, size.width <= 65_500, size.height <= 65_500 else {
             throw TesseraError.unsupported(path: name, feature: "a \(size) JPEG (at most 65,500 pixels a side)")
         }
@@ -46,9 +46,7 @@ final class JPEGEncoder: MemoryEncoder {
         }
         self.encoder = encoder
         self.file = file
-        self.name = name
-        self.size = size
-        self.format = format
+        self.target = target
         let status = tessera_jpeg_encoder_setup(
             encoder, file?.handle, JDIMENSION(size.width), JDIMENSION(size.height), Int32(format.channelCount),
             Int32(min(100, max(1, options.quality))), options.progressive ? 1 : 0,
@@ -59,7 +57,7 @@ final class JPEGEncoder: MemoryEncoder {
     deinit { tessera_jpeg_encoder_destroy(encoder) }
 
     func write(_ strip: Strip) throws {
-        precondition(strip.format == format && strip.width == size.width, "strip does not match the encoder")
+        try target.checkStrip(strip, nextRow: rowsWritten)
         try strip.withRowPointers { rows in
             try check(tessera_jpeg_write_scanlines(encoder, rows, JDIMENSION(strip.height)))
         }
@@ -72,14 +70,12 @@ final class JPEGEncoder: MemoryEncoder {
     }
 
     private func complete() throws {
-        guard rowsWritten == size.height else {
-            throw TesseraError.invalidArgument("\(name): \(rowsWritten) of \(size.height) rows written")
-        }
+        try target.checkComplete(rowsWritten: rowsWritten)
         try check(tessera_jpeg_finish_compress(encoder))
     }
 
     private func check(_ status: Int32) throws {
         guard status == 0 else { return }
-        throw TesseraError.io(path: name, detail: String(cString: tessera_jpeg_encoder_message(encoder)))
+        throw TesseraError.io(path: target.path, detail: String(cString: tessera_jpeg_encoder_message(encoder)))
     }
 }

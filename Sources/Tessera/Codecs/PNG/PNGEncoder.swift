@@ -6,9 +6,8 @@ import CPNG
 final class PNGEncoder: MemoryEncoder {
     private let png: OpaquePointer
     private let file: AtomicFile?
-    private let name: String
-    private let size: Size
-    private let format: PixelFormat
+    /// What is written; `path` is the file, or "tile" when encoding to memory.
+    private let target: EncodeTarget
     private var rowsWritten = 0
 
     static func acceptedFormat(for format: PixelFormat, options: EncodeOptions) -> PixelFormat {
@@ -16,12 +15,12 @@ final class PNGEncoder: MemoryEncoder {
     }
 
     convenience init(target: EncodeTarget) throws {
-        try self.init(size: target.size, format: target.format, options: target.options, name: target.path,
-                      file: AtomicFile(path: target.path))
+        try self.init(target: target, file: AtomicFile(path: target.path))
     }
 
     static func encode(_ image: ImageBuffer, options: EncodeOptions) throws -> [UInt8] {
-        let encoder = try PNGEncoder(size: image.size, format: image.format, options: options, name: "tile", file: nil)
+        let target = EncodeTarget(path: "tile", size: image.size, format: image.format, options: options)
+        let encoder = try PNGEncoder(target: target, file: nil)
         try encoder.write(Strip(y: 0, pixels: image))
         try encoder.complete()
         var count = 0
@@ -30,7 +29,8 @@ final class PNGEncoder: MemoryEncoder {
     }
 
     /// `file` nil encodes to memory.
-    private init(size: Size, format: PixelFormat, options: EncodeOptions, name: String, file: AtomicFile?) throws {
+    private init(target: EncodeTarget, file: AtomicFile?) throws {
+        let size = target.size, format = target.format, options = target.options, name = target.path
         guard size.width > 0, size.height > 0, size.width < Int(Int32.max), size.height < Int(Int32.max) else {
             throw TesseraError.unsupported(path: name, feature: "a \(size) PNG (at most 2,147,483,646 pixels a side)")
         }
@@ -39,9 +39,7 @@ final class PNGEncoder: MemoryEncoder {
         }
         self.png = png
         self.file = file
-        self.name = name
-        self.size = size
-        self.format = format
+        self.target = target
         let colorType: Int32
         switch format.channels {
         case .gray: colorType = PNG_COLOR_TYPE_GRAY
@@ -57,7 +55,7 @@ final class PNGEncoder: MemoryEncoder {
     deinit { tessera_png_destroy(png) }
 
     func write(_ strip: Strip) throws {
-        precondition(strip.format == format && strip.width == size.width, "strip does not match the encoder")
+        try target.checkStrip(strip, nextRow: rowsWritten)
         try strip.withRowPointers { rows in
             try check(tessera_png_write_rows(png, rows, png_uint_32(strip.height)))
         }
@@ -70,14 +68,12 @@ final class PNGEncoder: MemoryEncoder {
     }
 
     private func complete() throws {
-        guard rowsWritten == size.height else {
-            throw TesseraError.invalidArgument("\(name): \(rowsWritten) of \(size.height) rows written")
-        }
+        try target.checkComplete(rowsWritten: rowsWritten)
         try check(tessera_png_write_end(png))
     }
 
     private func check(_ status: Int32) throws {
         guard status == 0 else { return }
-        throw TesseraError.io(path: name, detail: String(cString: tessera_png_message(png)))
+        throw TesseraError.io(path: target.path, detail: String(cString: tessera_png_message(png)))
     }
 }
