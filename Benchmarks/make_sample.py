@@ -186,6 +186,7 @@ def to_rgb(luma, chroma_a, chroma_b):
 def write_jpeg(image, path):
     """Streams the bands as one PPM into cjpeg; the file appears only when complete."""
     partial = path + ".partial"
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with subprocess.Popen(["cjpeg", "-quality", str(QUALITY), "-outfile", partial], stdin=subprocess.PIPE) as cjpeg:
         cjpeg.stdin.write(b"P6\n%d %d\n255\n" % (image.width, image.height))
         for band in image.bands():
