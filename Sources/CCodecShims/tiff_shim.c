@@ -171,6 +171,12 @@ int tessera_tiff_get_subifds(TIFF *tiff, uint16_t *count, const uint64_t **offse
 int tessera_tiff_get_colormap(TIFF *tiff, const uint16_t **red, const uint16_t **green, const uint16_t **blue) {
     return TIFFGetField(tiff, TIFFTAG_COLORMAP, red, green, blue);
 }
+int tessera_tiff_get_jpeg_tables(TIFF *tiff, uint32_t *count, const void **data) {
+    *count = 0;
+    *data = NULL;
+    return TIFFGetField(tiff, TIFFTAG_JPEGTABLES, count, data) && *count > 4 ? 1 : 0;
+}
+
 int tessera_tiff_has_icc_profile(TIFF *tiff) {
     uint32_t count = 0;
     const void *data = NULL;

@@ -19,6 +19,12 @@ from conftest import photo, psnr
 ROOT = Path(__file__).resolve().parents[2]
 VALIDATOR_IMAGE = ROOT.parent / "shared" / "iiif" / "67352ccc-d1b0-11e1-89ae-279075081939.png"
 SOURCE = photo(300, 400, 3, seed=51)
+ROOTS = {}
+
+
+def server_root(base):
+    """The folder the server at `base` serves."""
+    return ROOTS[base]
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +35,12 @@ def server(tessera, tmp_path_factory):
     Image.fromarray(SOURCE).save(root / "photo.jpg", quality=95)
     if VALIDATOR_IMAGE.exists():
         shutil.copy(VALIDATOR_IMAGE, root / VALIDATOR_IMAGE.name)
+    big = tmp_path_factory.mktemp("big") / "big.png"
+    Image.fromarray(photo(900, 1100, 3, seed=52)).save(big)
+    assert subprocess.run([tessera, "tile", big, root / "ours.tif", "--layout", "tiff", "--tile-size", "256"],
+                          capture_output=True).returncode == 0
+    assert subprocess.run(["vips", "tiffsave", big, root / "vips.tif", "--tile", "--pyramid", "--compression", "jpeg",
+                           "--tile-width", "256", "--tile-height", "256"], capture_output=True).returncode == 0
     outside = tmp_path_factory.mktemp("outside")
     (outside / "secret.png").write_bytes((root / "maps" / "photo.png").read_bytes())
     os.symlink(outside / "secret.png", root / "escape.png")
@@ -37,6 +49,7 @@ def server(tessera, tmp_path_factory):
     banner = process.stdout.readline()
     assert "serving" in banner, process.stderr.read()
     base = banner.split(" at ")[1].split()[0].rstrip("/")
+    ROOTS[base] = root
     yield base
     process.terminate()
     assert process.wait(timeout=10) == 0
@@ -164,6 +177,23 @@ def test_connections_are_kept_alive(server):
         sockets.append(connection.sock)
     assert sockets[0] is sockets[1] is sockets[2]
     connection.close()
+
+
+@pytest.mark.parametrize("name", ["ours.tif", "vips.tif"])
+def test_stored_tiles_of_a_pyramidal_tiff_are_sent_as_they_are(server, name):
+    status, _, body = fetch(f"{server}/{name}/info.json")
+    assert status == 200 and json.loads(body)["tiles"][0]["width"] == 256
+    stored = (Path(server_root(server)) / name).read_bytes()
+    for path in ["512,256,256,256/256,256", "512,0,512,512/256,256"]:
+        status, headers, tile = fetch(f"{server}/{name}/{path}/0/default.jpg")
+        assert status == 200 and headers["content-type"] == "image/jpeg"
+        # Our TIFF keeps whole JPEGs; libvips' shares its tables, so only the part after the tables is stored.
+        assert tile[-4000:] in stored, path
+        rendered, _ = image_at(f"{server}/{name}/{path}/0/default.png")
+        assert np.array_equal(np.asarray(Image.open(io.BytesIO(tile)).convert("RGB")), np.asarray(rendered.convert("RGB")))
+    # A tile cut by the right edge is rendered at its exact size, not sent padded.
+    edge, _ = image_at(f"{server}/{name}/1024,0,76,256/76,256/0/default.jpg")
+    assert edge.size == (76, 256)
 
 
 def test_options_answers_cors_preflight(server):

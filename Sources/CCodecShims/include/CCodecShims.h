@@ -109,6 +109,9 @@ int tessera_tiff_get_subifds(TIFF *tiff, uint16_t *count, const uint64_t **offse
 int tessera_tiff_get_colormap(TIFF *tiff, const uint16_t **red, const uint16_t **green, const uint16_t **blue);
 /// Whether the directory has an ICC profile (tag 34675).
 int tessera_tiff_has_icc_profile(TIFF *tiff);
+/// The current directory's JPEGTables (the quantization and Huffman tables its abbreviated JPEG tiles share),
+/// or 0 when it has none.
+int tessera_tiff_get_jpeg_tables(TIFF *tiff, uint32_t *count, const void **data);
 
 /// TIFFSetField for tags taking one integer (16- or 32-bit tags and pseudo-tags such as JPEGCOLORMODE).
 int tessera_tiff_set_int(TIFF *tiff, uint32_t tag, int value);

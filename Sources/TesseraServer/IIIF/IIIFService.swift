@@ -22,11 +22,16 @@ public final class IIIFService: Sendable {
     public let configuration: Configuration
     private let sources = Mutex<[String: OpenImage]>([:])
 
-    /// An opened image and the file state it was opened at, so a changed file is reopened.
+    /// An opened image and the file state it was opened at, so a changed file is reopened; for a pyramidal TIFF
+    /// of JPEG tiles, where its stored tiles are.
     private struct OpenImage: Sendable {
         let source: ImageSource
+        let tiles: StoredTileReader?
         let modified: Date
         let size: Int
+
+        /// The tile size clients are told to ask for: the stored tiles' when there are any.
+        func tileSize(_ configuration: Configuration) -> Int { tiles?.tileSize ?? configuration.tileSize }
     }
 
     public init(catalog: ImageCatalog, configuration: Configuration = Configuration()) {
@@ -86,7 +91,7 @@ public final class IIIFService: Sendable {
 
     private func info(path: String, id: String, request: HTTPRequest) throws -> HTTPResponse {
         let image = try open(path)
-        let document = IIIFInfo(id: id, size: image.source.properties.size, tileSize: configuration.tileSize,
+        let document = IIIFInfo(id: id, size: image.source.properties.size, tileSize: image.tileSize(configuration),
                                 limits: configuration.limits)
         return cached(document.json, contentType: IIIFInfo.contentType, image: image, tag: "info " + id,
                       request: request)
@@ -106,6 +111,8 @@ public final class IIIFService: Sendable {
         var response: HTTPResponse
         if let notModified = notModified(image: image, tag: canonical, request: request) {
             response = notModified
+        } else if let stored = try storedTile(for: resolved, in: image) {
+            response = cached(stored, contentType: "image/jpeg", image: image, tag: canonical, request: request)
         } else {
             let (bytes, mediaType) = try IIIFRenderer.render(resolved, from: image.source,
                                                              quality: configuration.jpegQuality)
@@ -115,13 +122,29 @@ public final class IIIFService: Sendable {
         return response
     }
 
+    /// The stored JPEG that answers the request exactly, if there is one: a whole tile of a pyramid level, asked
+    /// for at that level's size, as it is, in JPEG. This is the path that needs no decoding and no encoding.
+    private func storedTile(for request: IIIFResolvedRequest, in image: OpenImage) throws -> [UInt8]? {
+        guard let tiles = image.tiles, request.rotation == 0, !request.mirror, request.format == "jpg",
+              request.quality == .default || (request.quality == .color && image.source.properties.colorModel != .gray)
+        else { return nil }
+        let side = tiles.tileSize, region = request.region
+        guard request.size == Tessera.Size(width: side, height: side), region.width == region.height,
+              region.width % side == 0 else { return nil }
+        let scale = region.width / side, span = region.width
+        guard region.x % span == 0, region.y % span == 0 else { return nil }
+        return try tiles.jpeg(scale: scale, column: region.x / span, row: region.y / span)
+    }
+
     /// The opened image for `path`, reopened when the file changed.
     private func open(_ path: String) throws -> OpenImage {
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
         let modified = attributes?[.modificationDate] as? Date ?? .distantPast
         let size = attributes?[.size] as? Int ?? 0
         if let open = sources.withLock({ $0[path] }), open.modified == modified, open.size == size { return open }
-        let opened = OpenImage(source: try ImageSource(path: path), modified: modified, size: size)
+        let source = try ImageSource(path: path)
+        let opened = OpenImage(source: source, tiles: try? StoredTileReader(source: source), modified: modified,
+                               size: size)
         sources.withLock { sources in
             if sources.count >= 256 { sources.removeAll() }
             sources[path] = opened

@@ -1,0 +1,94 @@
+import CCodecShims
+import CTIFF
+import Foundation
+
+/// Reads a pyramidal TIFF's JPEG tiles as they are stored, each as a complete JPEG file (the shared JPEGTables
+/// spliced in where the TIFF keeps them apart), so a server can send a tile without decoding and re-encoding it.
+/// Every tile's place in the file is read once, up front; a tile is then one positioned read, from any thread.
+public final class StoredTileReader: Sendable {
+    /// One level whose tiles are stored as JPEG.
+    struct Level: Sendable {
+        /// The level's reduction from full resolution (1, 2, 4, ...).
+        let scale: Int
+        let size: Size
+        let columns: Int
+        let offsets: [UInt64]
+        let byteCounts: [UInt64]
+        /// The shared tables, without their end-of-image marker; empty when every tile carries its own.
+        let tables: [UInt8]
+    }
+
+    /// The tile side in pixels, the same on every level.
+    public let tileSize: Int
+    let levels: [Level]
+    private let input: ImageInput
+    private let descriptor: Int32
+
+    /// Reads where the tiles are, or returns nil unless `source` is a tiled TIFF whose levels (full resolution and
+    /// any reductions) store 8-bit gray or YCbCr JPEG tiles of one square size.
+    public init?(source: ImageSource) throws {
+        guard source.properties.format == .tiff else { return nil }
+        let file = try TIFFFile(reading: source.input, budget: source.budget)
+        let pyramid = try TIFFPyramid(file, pageCount: file.directoryCount)
+        let full = pyramid.levels[0].size
+        var levels: [Level] = []
+        var side: Int?
+        for level in pyramid.levels {
+            switch level.location {
+            case let .page(index): try file.selectPage(index)
+            case let .subIFD(offset): try file.selectSubIFD(at: offset)
+            }
+            guard TIFFIsTiled(file.handle) != 0, file.u16(TIFFTAG_COMPRESSION) == 7,
+                  [1, 6].contains(file.u16(TIFFTAG_PHOTOMETRIC)), file.u16Defaulted(TIFFTAG_BITSPERSAMPLE) == 8,
+                  let width = file.u32(TIFFTAG_TILEWIDTH), let height = file.u32(TIFFTAG_TILELENGTH), width == height,
+                  side == nil || side == Int(width) else { continue }
+            side = Int(width)
+            let scale = full.width / level.size.width
+            guard scale >= 1, scale & (scale - 1) == 0 else { continue }
+            let columns = (level.size.width + Int(width) - 1) / Int(width)
+            let rows = (level.size.height + Int(width) - 1) / Int(width)
+            let ranges = (0..<UInt32(columns * rows)).map { file.byteRange(ofBlock: $0) }
+            var count: UInt32 = 0
+            var data: UnsafeRawPointer?
+            var tables: [UInt8] = []
+            if tessera_tiff_get_jpeg_tables(file.handle, &count, &data) != 0, let data {
+                tables = Array(UnsafeRawBufferPointer(start: data, count: Int(count)).dropLast(2))
+            }
+            levels.append(Level(scale: scale, size: level.size, columns: columns, offsets: ranges.map(\.offset),
+                                byteCounts: ranges.map(\.count), tables: tables))
+        }
+        guard let side, !levels.isEmpty else { return nil }
+        if case let .file(path) = source.input {
+            descriptor = open(path, O_RDONLY)
+            guard descriptor >= 0 else { return nil }
+        } else {
+            descriptor = -1
+        }
+        tileSize = side
+        self.levels = levels
+        input = source.input
+    }
+
+    deinit { if descriptor >= 0 { close(descriptor) } }
+
+    /// The JPEG of the tile covering full-resolution pixels `(column * tileSize * scale, row * tileSize * scale)` at
+    /// reduction `scale`, when it is stored whole (not cut by the level's right or bottom edge); nil otherwise.
+    public func jpeg(scale: Int, column: Int, row: Int) throws -> [UInt8]? {
+        guard let level = levels.first(where: { $0.scale == scale }), column >= 0, row >= 0,
+              (column + 1) * tileSize <= level.size.width, (row + 1) * tileSize <= level.size.height else { return nil }
+        let index = row * level.columns + column
+        let offset = level.offsets[index], count = Int(level.byteCounts[index])
+        guard count > 4, count < 64 << 20 else { return nil }
+        var tile = [UInt8](repeating: 0, count: count)
+        switch input {
+        case .file:
+            let read = tile.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(offset)) }
+            guard read == count else { throw TesseraError.truncated(path: input.name, detail: "in a stored tile") }
+        case let .bytes(bytes, _):
+            guard offset + UInt64(count) <= UInt64(bytes.count) else { return nil }
+            tile = Array(bytes[Int(offset)..<Int(offset) + count])
+        }
+        guard tile[0] == 0xFF, tile[1] == 0xD8 else { return nil }
+        return level.tables.isEmpty ? tile : level.tables + tile.dropFirst(2)
+    }
+}
