@@ -31,3 +31,9 @@ import Testing
     #expect(out.size == Size(width: 2, height: 2))
     #expect(out.bytes == [20, 35, 65, 80])
 }
+
+@Test func edgeExtendingRepeatsTheLastColumnAndRow() throws {
+    let image = ImageBuffer(width: 2, height: 2, format: .gray8, bytes: [1, 2, 3, 4])
+    let out = try EdgeExtendingReader(source: BufferReader(image), size: Size(width: 3, height: 3)).readAll()
+    #expect(out.bytes == [1, 2, 2, 3, 4, 4, 3, 4, 4])
+}

@@ -526,3 +526,24 @@ extension TIFFTests {
         }
     }
 }
+
+/// libvips halves pyramid levels rounding down; those levels are still read natively, a pixel short made up.
+@Test(TestImages.needsVips) func levelsHalvedRoundingDownAreReadNatively() throws {
+    let folder = try TestImages.folder()
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let image = TestImages.make(width: 1001, height: 701, format: .rgb8, smooth: true)
+    try TestImages.write(image, to: folder + "/source.png")
+    #expect(TestImages.run("vips", ["tiffsave", folder + "/source.png", folder + "/pyramid.tif", "--tile", "--pyramid",
+                                    "--compression", "deflate", "--tile-width", "128", "--tile-height", "128"]) == 0)
+    let source = try ImageSource(path: folder + "/pyramid.tif")
+    #expect(source.properties.levels.contains(Size(width: 250, height: 175)))
+    #expect(TIFFDecoder.nativeScales(for: source.properties).contains(4))
+    for rect in [Rect(x: 0, y: 0, width: 1001, height: 701), Rect(x: 1000, y: 700, width: 1, height: 1),
+                 Rect(x: 996, y: 40, width: 5, height: 100)] {
+        let reader = try source.makeReader(ReadOptions(region: rect, scale: 4))
+        let expected = rect.reduced(by: 4).size
+        #expect(reader.size == expected)
+        let pixels = try reader.readAll()
+        #expect(pixels.size == expected)
+    }
+}

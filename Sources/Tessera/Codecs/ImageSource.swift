@@ -84,12 +84,28 @@ public final class ImageSource: Sendable {
         }
         let output = region.reduced(by: options.scale)
         let shrink = options.scale / nativeScale
-        if shrink == 1 { return RegionReader(decoder: decoder, region: output, budget: budget, name: input.name) }
-        let covered = Rect(x: output.x * shrink, y: output.y * shrink,
-                           width: output.width * shrink, height: output.height * shrink)
-        let source = RegionReader(decoder: decoder, region: covered.intersection(Rect(decoder.size)), budget: budget,
+        // A native level may be a pixel short of the rounded-up size (writers that halve rounding down): read
+        // what it has and repeat its last row and column.
+        let reader: any ImageReader
+        if shrink == 1 {
+            reader = RegionReader(decoder: decoder, region: Self.readable(output, within: decoder.size), budget: budget,
                                   name: input.name)
-        return BoxShrinkReader(source: source, factor: shrink)
+        } else {
+            let covered = Rect(x: output.x * shrink, y: output.y * shrink,
+                               width: output.width * shrink, height: output.height * shrink)
+            let source = RegionReader(decoder: decoder, region: Self.readable(covered, within: decoder.size),
+                                      budget: budget, name: input.name)
+            reader = BoxShrinkReader(source: source, factor: shrink)
+        }
+        return reader.size == output.size ? reader : EdgeExtendingReader(source: reader, size: output.size)
+    }
+
+    /// The part of `rect` inside an image of `size`, or, when `rect` lies wholly past its last row or column,
+    /// that last row or column: what `EdgeExtendingReader` repeats.
+    static func readable(_ rect: Rect, within size: Size) -> Rect {
+        let left = min(rect.x, size.width - 1), top = min(rect.y, size.height - 1)
+        return Rect(x: left, y: top, width: max(1, min(rect.maxX, size.width) - left),
+                    height: max(1, min(rect.maxY, size.height) - top))
     }
 
     /// Pixels a file may claim per byte of data before it is taken for a decompression bomb. Real images stay far

@@ -53,9 +53,10 @@ final class TIFFDecoder: ImageDecoder {
         if request.scale == 1 {
             try file.selectPage(request.page)
         } else {
-            let wanted = reducedSize(properties.size, by: request.scale)
             let pyramid = try TIFFPyramid(file, pageCount: file.directoryCount)
-            guard request.page == 0, let level = pyramid.levels.first(where: { $0.size == wanted }) else {
+            guard request.page == 0, let level = pyramid.levels.first(where: {
+                TIFFPyramid.matches($0.size, full: properties.size, factor: request.scale)
+            }) else {
                 throw TesseraError.invalidArgument("\(name): no pyramid level at 1/\(request.scale) scale")
             }
             switch level.location {

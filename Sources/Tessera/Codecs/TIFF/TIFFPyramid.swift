@@ -65,14 +65,21 @@ struct TIFFPyramid {
         previous > 1 && (value == previous / 2 || value == (previous + 1) / 2)
     }
 
-    /// The reduction factors at which a level matches `reducedSize(full, by: factor)` exactly (powers of two).
+    /// The reduction factors (powers of two) at which a level is `full` divided by the factor, rounded up or down.
     static func scales(full: Size, levels: [Size]) -> [Int] {
         var scales = [1]
         var factor = 2
         while factor <= (1 << 30) && (full.width > factor / 2 || full.height > factor / 2) {
-            if levels.contains(reducedSize(full, by: factor)) { scales.append(factor) }
+            if levels.contains(where: { matches($0, full: full, factor: factor) }) { scales.append(factor) }
             factor *= 2
         }
         return scales
+    }
+
+    /// Whether `level` is `full` reduced by `factor`, as a writer rounding either way makes it.
+    static func matches(_ level: Size, full: Size, factor: Int) -> Bool {
+        let ceiling = reducedSize(full, by: factor)
+        return (level.width == ceiling.width || level.width == full.width / factor)
+            && (level.height == ceiling.height || level.height == full.height / factor)
     }
 }

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Tiles per second and latency of `tessera serve` against iipsrv on the same pyramidal TIFF, under wrk.
+
+    Benchmarks/serve_benchmark.py [--size 100mp|quick] [--duration 20] [--connections 64,256] [--markdown]
+
+The TIFF is libvips' `tiffsave --tile --pyramid --compression jpeg` of the benchmark sample (256-pixel tiles), the
+form iipsrv is built for. The URLs are every tile of every level, in the IIIF form OpenSeadragon asks for them
+(`x,y,w,h/w,/0/default.jpg`), shuffled once with a fixed seed and cycled by wrk's Lua script on every connection.
+iipsrv (Debian's iipimage-server) runs as 4 FastCGI processes behind lighttpd, as its documentation suggests.
+Needs wrk, lighttpd, spawn-fcgi and iipimage-server (Debian packages)."""
+import argparse
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+import make_sample
+
+BENCHMARKS_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_DIR = os.path.dirname(BENCHMARKS_DIR)
+WORK_DIR = os.path.join(BENCHMARKS_DIR, "work")
+TESSERA = os.path.join(REPO_DIR, ".build", "release", "tessera")
+IIPSRV = "/usr/lib/iipimage-server/iipsrv.fcgi"
+TILE = 256
+TESSERA_PORT, LIGHTTPD_PORT, FCGI_PORT = 18080, 18081, 18082
+
+
+def pyramid(size):
+    jpeg = make_sample.cached_sample(WORK_DIR, {"quick": 4, "100mp": 100}[size])
+    tiff = jpeg.replace(".jpg", "-pyramid.tif")
+    if not os.path.exists(tiff):
+        subprocess.run(["vips", "tiffsave", jpeg, tiff, "--tile", "--pyramid", "--compression", "jpeg", "--Q", "75",
+                        "--tile-width", str(TILE), "--tile-height", str(TILE)], check=True)
+    return tiff
+
+
+def tile_paths(width, height):
+    """Every tile of every level as IIIF region/size paths, the way OpenSeadragon builds them from info.json."""
+    paths, scale = [], 1
+    while True:
+        span = TILE * scale
+        for y in range(0, height, span):
+            for x in range(0, width, span):
+                w, h = min(span, width - x), min(span, height - y)
+                paths.append(f"{x},{y},{w},{h}/{-(-w // scale)},/0/default.jpg")
+        if -(-width // scale) <= TILE and -(-height // scale) <= TILE:
+            return paths
+        scale *= 2
+
+
+def wait_for(url):
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(url, timeout=2).read()
+            return
+        except Exception:
+            time.sleep(0.1)
+    sys.exit(f"no answer from {url}")
+
+
+def start_iipsrv(folder):
+    config = os.path.join(folder, "lighttpd.conf")
+    with open(config, "w") as file:
+        file.write(f'''server.modules = ("mod_fastcgi")
+server.document-root = "{folder}"
+server.port = {LIGHTTPD_PORT}
+server.bind = "127.0.0.1"
+server.max-connections = 1024
+server.max-fds = 4096
+fastcgi.server = ("/fcgi-bin/iipsrv.fcgi" => (("host" => "127.0.0.1", "port" => {FCGI_PORT}, "check-local" => "disable")))
+''')
+    environment = dict(os.environ, LOGFILE="/dev/null", VERBOSITY="0", MAX_IMAGE_CACHE_SIZE="64", JPEG_QUALITY="75",
+                       MAX_CVT="5000")
+    fcgi = subprocess.run(["spawn-fcgi", "-a", "127.0.0.1", "-p", str(FCGI_PORT), "-F", "4", "-P",
+                           os.path.join(folder, "fcgi.pid"), "--", IIPSRV], env=environment, capture_output=True)
+    if fcgi.returncode != 0:
+        sys.exit(f"spawn-fcgi failed: {fcgi.stderr.decode()}")
+    lighttpd = subprocess.Popen(["lighttpd", "-D", "-f", config], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return lighttpd, os.path.join(folder, "fcgi.pid")
+
+
+def run_wrk(base, paths, connections, duration, folder):
+    script = os.path.join(folder, "urls.lua")
+    host, prefix = base.split("/")[2], "/" + base.split("/", 3)[3]
+    with open(script, "w") as file:
+        file.write("paths = {\n" + ",\n".join(f'"{prefix}{path}"' for path in paths) + "\n}\n")
+        file.write('''counter = 0
+request = function()
+  counter = counter + 1
+  return wrk.format("GET", paths[(counter % #paths) + 1])
+end
+''')
+    result = subprocess.run(["wrk", "-t", "2", "-c", str(connections), "-d", f"{duration}s", "--latency", "-s", script,
+                             f"http://{host}/"], capture_output=True, text=True)
+    output = result.stdout
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
+    latency = dict(re.findall(r"^\s+(50|99)%\s+([\d.]+\w+)", output, re.MULTILINE))
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    socket_errors = re.search(r"Socket errors: (.*)", output)
+    return rate, latency.get("50", "-"), latency.get("99", "-"), \
+        (int(errors.group(1)) if errors else 0), (socket_errors.group(1) if socket_errors else "none")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--size", default="100mp", choices=["quick", "100mp"])
+    parser.add_argument("--duration", type=int, default=20)
+    parser.add_argument("--connections", default="64,256")
+    parser.add_argument("--markdown", action="store_true")
+    args = parser.parse_args()
+    tiff = pyramid(args.size)
+    width, height = make_sample.dimensions({"quick": 4, "100mp": 100}[args.size])
+    paths = tile_paths(width, height)
+    random.Random(1).shuffle(paths)
+    folder = tempfile.mkdtemp(prefix="tessera-serve-bench-")
+    name = os.path.basename(tiff)
+    tessera = subprocess.Popen([TESSERA, "serve", tiff, "--port", str(TESSERA_PORT), "--quiet"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    lighttpd, pid_file = start_iipsrv(folder)
+    servers = {
+        "tessera serve": f"http://127.0.0.1:{TESSERA_PORT}/iiif/{name}/",
+        "iipsrv (4 FastCGI processes, lighttpd)": f"http://127.0.0.1:{LIGHTTPD_PORT}/fcgi-bin/iipsrv.fcgi?IIIF={tiff}/",
+    }
+    try:
+        for base in servers.values():
+            wait_for(base + "info.json")
+        rows = []
+        for connections in map(int, args.connections.split(",")):
+            for label, base in servers.items():
+                rate, p50, p99, errors, socket_errors = run_wrk(base, paths, connections, args.duration, folder)
+                rows.append((label, connections, rate, p50, p99, errors, socket_errors))
+                print(f"  {label}, {connections} connections: {rate:.0f} tiles/s, p50 {p50}, p99 {p99}, "
+                      f"{errors} errors, socket errors {socket_errors}", file=sys.stderr)
+    finally:
+        tessera.terminate()
+        lighttpd.terminate()
+        with open(pid_file) as file:
+            for pid in file.read().split():
+                os.kill(int(pid), signal.SIGTERM)
+    print(f"{len(paths)} tile URLs of a {width}x{height} pyramidal TIFF ({TILE}-pixel JPEG tiles), "
+          f"{args.duration} s per run, wrk with 2 threads on the same 2-core machine")
+    header = ["server", "connections", "tiles/s", "p50", "p99", "non-2xx", "socket errors"]
+    if args.markdown:
+        print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
+        for row in rows:
+            print(f"| {row[0]} | {row[1]} | {row[2]:,.0f} | {row[3]} | {row[4]} | {row[5]} | {row[6]} |")
+    else:
+        for row in rows:
+            print(f"{row[0]:45} {row[1]:4} {row[2]:10,.0f} {row[3]:>10} {row[4]:>10} {row[5]:6} {row[6]}")
+
+
+if __name__ == "__main__":
+    main()
