@@ -10,12 +10,17 @@ enum ServeCommand: Command {
         details: """
             Every JPEG, PNG, TIFF, WebP, BMP or GIF under PATH is an image; its identifier is its path relative to
             PATH, with slashes written %2F. GET / lists them. Ctrl-C stops the server after the requests in flight.
+            A large image that is not a pyramid is served by region reads at first while a pyramidal TIFF of it is
+            built in the cache; then its tiles come from the pyramid, most as stored bytes.
             """,
         options: [
             Option("port", value: "N", "TCP port (default 8000; 0 picks a free one)"),
             Option("host", value: "ADDRESS", "IPv4 address to listen on (default 127.0.0.1)"),
             Option("prefix", value: "PATH", "URL path before identifiers (default /iiif)"),
             Option("threads", value: "N", "request threads (default: two per core)"),
+            Option("cache", value: "DIR", "where pyramids of large plain images are built (default ~/.cache/tessera)"),
+            Option("cache-size", value: "SIZE", "most space the cached pyramids take (default 8G)"),
+            Option("no-cache", "serve every image as it is, building no pyramids"),
             Option("quiet", "no log line per request"),
         ])
 
@@ -27,6 +32,12 @@ enum ServeCommand: Command {
                 throw UsageError("--prefix must start with / and not end with one, not '\(prefix)'")
             }
             configuration.prefix = prefix == "/" ? "" : prefix
+        }
+        if !arguments.flag("no-cache") {
+            let home = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"]
+                ?? (NSHomeDirectory() + "/.cache")
+            configuration.cache = try PyramidCache(folder: arguments.value("cache") ?? home + "/tessera",
+                                                   limit: try arguments.byteSize("cache-size") ?? 8 << 30)
         }
         let catalog: ImageCatalog
         do {

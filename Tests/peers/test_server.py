@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -230,3 +231,34 @@ def test_the_iiif_validator_passes_at_level_2(server):
     report = result.stdout + result.stderr
     assert result.returncode == 0, report[-3000:]
     assert "Done (33 tests, 0 failures)" in report
+
+
+def test_a_large_plain_image_is_served_from_a_pyramid_built_in_the_cache(tessera, tmp_path):
+    root, cache = tmp_path / "images", tmp_path / "cache"
+    root.mkdir()
+    Image.fromarray(photo(1100, 4200, 3, seed=53)).save(root / "wide.jpg", quality=90)
+    process = subprocess.Popen([tessera, "serve", str(root), "--port", "0", "--cache", str(cache), "--quiet"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        base = process.stdout.readline().split(" at ")[1].split()[0].rstrip("/")
+        tile = f"{base}/wide.jpg/512,256,256,256/256,/0/default.jpg"
+        before = fetch(tile)
+        assert before[0] == 200  # answered by a region read while the pyramid builds
+        for _ in range(300):
+            built = list(cache.glob("*.tif"))
+            if built:
+                break
+            time.sleep(0.1)
+        assert built, "no pyramid appeared in the cache"
+        for _ in range(50):
+            status, _, after = fetch(tile)
+            if after[-4000:] in built[0].read_bytes():
+                break
+            time.sleep(0.1)
+        assert status == 200 and after[-4000:] in built[0].read_bytes()
+        assert np.abs(np.asarray(Image.open(io.BytesIO(after)), dtype=int)
+                      - np.asarray(Image.open(io.BytesIO(before[2])), dtype=int)).mean() < 3
+        assert json.loads(fetch(f"{base}/wide.jpg/info.json")[2])["width"] == 4200
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

@@ -14,6 +14,8 @@ public final class IIIFService: Sendable {
         public var tileSize = 256
         public var limits = IIIFLimits(maxArea: 25_000_000)
         public var jpegQuality = 85
+        /// Where pyramids of large plain images are built and kept; nil serves every image as it is.
+        public var cache: PyramidCache?
 
         public init() {}
     }
@@ -29,6 +31,8 @@ public final class IIIFService: Sendable {
         let tiles: StoredTileReader?
         let modified: Date
         let size: Int
+        /// Whether `source` is the cached pyramid rather than the file itself.
+        let fromCache: Bool
 
         /// The tile size clients are told to ask for: the stored tiles' when there are any.
         func tileSize(_ configuration: Configuration) -> Int { tiles?.tileSize ?? configuration.tileSize }
@@ -141,10 +145,17 @@ public final class IIIFService: Sendable {
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
         let modified = attributes?[.modificationDate] as? Date ?? .distantPast
         let size = attributes?[.size] as? Int ?? 0
-        if let open = sources.withLock({ $0[path] }), open.modified == modified, open.size == size { return open }
-        let source = try ImageSource(path: path)
+        let cached = sources.withLock { $0[path] }
+        if let cached, cached.modified == modified, cached.size == size, cached.fromCache || cached.tiles != nil {
+            return cached
+        }
+        let unchanged = cached.flatMap { $0.modified == modified && $0.size == size ? $0.source : nil }
+        var source = try unchanged ?? ImageSource(path: path)
+        // A large plain image is read directly until its pyramid is built, then from the pyramid.
+        let pyramid = configuration.cache?.pyramid(for: source, path: path, modified: modified, size: size)
+        if let pyramid, let built = try? ImageSource(path: pyramid) { source = built }
         let opened = OpenImage(source: source, tiles: try? StoredTileReader(source: source), modified: modified,
-                               size: size)
+                               size: size, fromCache: pyramid != nil)
         sources.withLock { sources in
             if sources.count >= 256 { sources.removeAll() }
             sources[path] = opened
@@ -173,12 +184,8 @@ public final class IIIFService: Sendable {
          ("Cache-Control", "public, max-age=86400")]
     }
 
-    /// A strong validator from the file's size and time and what was asked of it (a 64-bit FNV-1a hash).
+    /// A strong validator from the file's size and time and what was asked of it.
     private func entityTag(image: OpenImage, tag: String) -> String {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in "\(image.size) \(image.modified.timeIntervalSince1970) \(tag)".utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3
-        }
-        return "\"" + String(hash, radix: 16) + "\""
+        "\"" + stableHash("\(image.size) \(image.modified.timeIntervalSince1970) \(tag)") + "\""
     }
 }

@@ -1,0 +1,93 @@
+import Foundation
+import Synchronization
+import Tessera
+
+/// Pyramidal TIFFs built in the background for large images that are not pyramids themselves, so that the server
+/// answers their tiles from stored bytes once the build is done (and by region reads of the source until then).
+/// One build per image, however many requests ask; keyed by path, size and modification time, so a changed file
+/// gets a new pyramid; the least recently used pyramids are removed beyond the size limit.
+public final class PyramidCache: Sendable {
+    /// The folder the pyramids are kept in.
+    public let folder: String
+    /// The most bytes the cached pyramids may take together.
+    public let limit: Int
+    /// Images smaller than this on both sides are read directly; their tiles are cheap without a pyramid.
+    public let minimumSide: Int
+    private let building = Mutex<Set<String>>([])
+    private let queue = DispatchQueue(label: "tessera.pyramid-cache", qos: .utility)
+
+    public init(folder: String, limit: Int = 8 << 30, minimumSide: Int = 4096) throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        self.folder = folder
+        self.limit = limit
+        self.minimumSide = minimumSide
+    }
+
+    /// The cached pyramid for `source`, if it is built; otherwise starts building it (once) and returns nil.
+    /// Sources that are already tiled pyramids, or small, get none.
+    public func pyramid(for source: ImageSource, path: String, modified: Date, size: Int) -> String? {
+        let properties = source.properties
+        guard max(properties.width, properties.height) >= minimumSide,
+              !(properties.format == .tiff && properties.levels.count > 1) else { return nil }
+        let file = "\(folder)/\(key(path: path, modified: modified, size: size)).tif"
+        if FileManager.default.fileExists(atPath: file) {
+            utime(file, nil)  // most recently used
+            return file
+        }
+        let started = building.withLock { $0.insert(file).inserted }
+        if started {
+            queue.async { [self] in
+                defer { _ = building.withLock { $0.remove(file) } }
+                try? build(source, into: file)
+                evictBeyondLimit()
+            }
+        }
+        return nil
+    }
+
+    /// Blocks until no build is running, for tests and shutdown.
+    public func waitUntilIdle() {
+        queue.sync {}
+    }
+
+    private func build(_ source: ImageSource, into file: String) throws {
+        let reader = try source.makeReader()
+        let plan = try PyramidPlan(imageSize: reader.size, tileSize: 256, depth: .oneTile)
+        var options = PyramidBuilder.Options()
+        options.encoding.quality = 85
+        // Half the cores: the server keeps the rest for requests while the pyramid builds.
+        options.threads = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
+        let sink = try PyramidalTIFFSink(path: file, plan: plan, pixelFormat: reader.format.with(bitDepth: 8),
+                                         options: options, levelStorage: .pages)
+        _ = try PyramidBuilder(plan: plan, sink: sink, options: options).build(from: reader)
+    }
+
+    /// Removes the least recently used pyramids until the rest fit the limit.
+    private func evictBeyondLimit() {
+        let files = FileManager.default
+        guard let names = try? files.contentsOfDirectory(atPath: folder) else { return }
+        var entries = names.filter { $0.hasSuffix(".tif") }.compactMap { name -> (String, Int, Date)? in
+            let path = "\(folder)/\(name)"
+            guard let attributes = try? files.attributesOfItem(atPath: path) else { return nil }
+            return (path, attributes[.size] as? Int ?? 0, attributes[.modificationDate] as? Date ?? .distantPast)
+        }
+        entries.sort { $0.2 < $1.2 }
+        var total = entries.reduce(0) { $0 + $1.1 }
+        for (path, bytes, _) in entries where total > limit {
+            try? files.removeItem(atPath: path)
+            total -= bytes
+        }
+    }
+
+    /// A file name for the image, from its path, size and modification time.
+    private func key(path: String, modified: Date, size: Int) -> String {
+        stableHash("\(path)\u{0}\(size)\u{0}\(modified.timeIntervalSince1970)")
+    }
+}
+
+/// A 64-bit FNV-1a hash of `text` in hexadecimal: the same on every run, for names and validators.
+func stableHash(_ text: String) -> String {
+    var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+    for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+    return String(hash, radix: 16)
+}
