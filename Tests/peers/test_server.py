@@ -34,6 +34,7 @@ def server(tessera, tmp_path_factory):
     (root / "maps").mkdir()
     Image.fromarray(SOURCE).save(root / "maps" / "photo.png")
     Image.fromarray(SOURCE).save(root / "photo.jpg", quality=95)
+    (root / "notes.jpg").write_text("not an image\n")
     if VALIDATOR_IMAGE.exists():
         shutil.copy(VALIDATOR_IMAGE, root / VALIDATOR_IMAGE.name)
     big = tmp_path_factory.mktemp("big") / "big.png"
@@ -208,6 +209,7 @@ def test_options_answers_cors_preflight(server):
     ("photo.jpg/full/max/45/default.jpg", 501), ("photo.jpg/full/max/0/fancy.jpg", 400),
     ("photo.jpg/full/800,/0/default.jpg", 400), ("photo.jpg/500,500,10,10/max/0/default.jpg", 400),
     ("photo.jpg/full/0,/0/default.jpg", 400), ("photo.jpg/full/max/0", 400), ("missing.jpg/info.json", 404),
+    ("notes.jpg/info.json", 404),
 ])
 def test_errors_follow_the_spec(server, path, status):
     got, headers, _ = fetch(f"{server}/{path}")

@@ -81,6 +81,8 @@ public final class IIIFService: Sendable {
         } catch let error as IIIFError {
             return .text(error.status, error.description)
         } catch let error as TesseraError {
+            // A file in the folder that is not an image is not an image the server has.
+            if case .unknownFormat = error { return .text(404, error.description) }
             return .text(500, error.description)
         } catch {
             return .text(500, "\(error)")
