@@ -76,6 +76,9 @@ public struct PyramidPlan: Sendable, Hashable {
         return Rect(x: left, y: top, width: right - left, height: bottom - top)
     }
 
+    /// The level's number counted from the smallest (0) up, as Deep Zoom levels, Zoomify tiers and XYZ zooms are.
+    public func levelNumber(ofDepth depth: Int) -> Int { levels.count - 1 - depth }
+
     /// Every tile, level by level from full resolution, row by row.
     public var tileCount: Int { levels.reduce(0) { $0 + $1.tileCount } }
 }

@@ -2,6 +2,9 @@
 public enum TileFormat: String, Sendable, CaseIterable {
     case jpeg, png, webp
 
+    /// The extension tile files take in most layouts (`jpg`; Deep Zoom, as libvips writes it, uses `jpeg`).
+    var fileExtension: String { self == .jpeg ? "jpg" : rawValue }
+
     /// The format ImageWriter encodes.
     var imageFormat: ImageFormat {
         switch self {

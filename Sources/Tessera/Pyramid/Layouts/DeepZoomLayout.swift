@@ -17,11 +17,8 @@ public struct DeepZoomLayout: PyramidLayout {
     public var padsEdgeTiles: Bool { false }
     public var topLevelEntries: [String] { ["\(name)_files", "\(name).dzi"] }
 
-    /// Deep Zoom numbers levels from the smallest.
-    func levelName(_ depth: Int) -> Int { plan.levels.count - 1 - depth }
-
     public func path(of tile: TileAddress) -> String {
-        "\(name)_files/\(levelName(tile.depth))/\(tile.column)_\(tile.row).\(tileFormat.rawValue)"
+        "\(name)_files/\(plan.levelNumber(ofDepth: tile.depth))/\(tile.column)_\(tile.row).\(tileFormat.rawValue)"
     }
 
     public func metadataFiles(blankTiles: [TileAddress]) -> [(path: String, bytes: [UInt8])] {
@@ -34,7 +31,7 @@ public struct DeepZoomLayout: PyramidLayout {
 
             """
         return [("\(name).dzi", Array(xml.utf8))]
-            + blankTileList(blankTiles, in: "\(name)_files") { [levelName($0.depth), $0.column, $0.row] }
+            + blankTileList(blankTiles, in: "\(name)_files") { [plan.levelNumber(ofDepth: $0.depth), $0.column, $0.row] }
     }
 }
 

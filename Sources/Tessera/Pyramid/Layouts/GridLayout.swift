@@ -16,8 +16,7 @@ public struct GridLayout: PyramidLayout {
     public var topLevelEntries: [String] { [name] }
 
     public func path(of tile: TileAddress) -> String {
-        let ext = tileFormat == .jpeg ? "jpg" : tileFormat.rawValue
-        return "\(name)/\(name)_\(tile.column)_\(tile.row).\(ext)"
+        "\(name)/\(name)_\(tile.column)_\(tile.row).\(tileFormat.fileExtension)"
     }
 
     public func metadataFiles(blankTiles: [TileAddress]) -> [(path: String, bytes: [UInt8])] {

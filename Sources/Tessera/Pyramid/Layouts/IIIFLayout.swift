@@ -29,8 +29,7 @@ public struct IIIFLayout: PyramidLayout {
                           height: min(rect.height * scale, image.height - y))
         let regionName = region == Rect(image) ? "full" : region.description
         let sizeName = rect.size == image ? "max" : "\(rect.width),\(rect.height)"
-        let ext = tileFormat == .jpeg ? "jpg" : tileFormat.rawValue
-        return "\(name)/\(regionName)/\(sizeName)/0/default.\(ext)"
+        return "\(name)/\(regionName)/\(sizeName)/0/default.\(tileFormat.fileExtension)"
     }
 
     public func metadataFiles(blankTiles: [TileAddress]) -> [(path: String, bytes: [UInt8])] {

@@ -16,14 +16,11 @@ public struct XYZLayout: PyramidLayout {
     public var padsEdgeTiles: Bool { true }
     public var topLevelEntries: [String] { [name] }
 
-    func zoom(_ depth: Int) -> Int { plan.levels.count - 1 - depth }
-
     public func path(of tile: TileAddress) -> String {
-        let ext = tileFormat == .jpeg ? "jpg" : tileFormat.rawValue
-        return "\(name)/\(zoom(tile.depth))/\(tile.row)/\(tile.column).\(ext)"
+        "\(name)/\(plan.levelNumber(ofDepth: tile.depth))/\(tile.row)/\(tile.column).\(tileFormat.fileExtension)"
     }
 
     public func metadataFiles(blankTiles: [TileAddress]) -> [(path: String, bytes: [UInt8])] {
-        blankTileList(blankTiles, in: name) { [zoom($0.depth), $0.column, $0.row] }
+        blankTileList(blankTiles, in: name) { [plan.levelNumber(ofDepth: $0.depth), $0.column, $0.row] }
     }
 }

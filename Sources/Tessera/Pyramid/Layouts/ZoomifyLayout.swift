@@ -24,19 +24,16 @@ public struct ZoomifyLayout: PyramidLayout {
     public var padsEdgeTiles: Bool { false }
     public var topLevelEntries: [String] { [name] }
 
-    func tier(_ depth: Int) -> Int { plan.levels.count - 1 - depth }
-
     public func path(of tile: TileAddress) -> String {
-        let tier = tier(tile.depth)
+        let tier = plan.levelNumber(ofDepth: tile.depth)
         let index = tilesBefore[tier] + tile.row * plan.levels[tile.depth].columns + tile.column
-        let ext = tileFormat == .jpeg ? "jpg" : tileFormat.rawValue
-        return "\(name)/TileGroup\(index / 256)/\(tier)-\(tile.column)-\(tile.row).\(ext)"
+        return "\(name)/TileGroup\(index / 256)/\(tier)-\(tile.column)-\(tile.row).\(tileFormat.fileExtension)"
     }
 
     public func metadataFiles(blankTiles: [TileAddress]) -> [(path: String, bytes: [UInt8])] {
         let xml = "<IMAGE_PROPERTIES WIDTH=\"\(plan.imageSize.width)\" HEIGHT=\"\(plan.imageSize.height)\" "
             + "NUMTILES=\"\(plan.tileCount)\" NUMIMAGES=\"1\" VERSION=\"1.8\" TILESIZE=\"\(plan.tileSize)\" />\n"
         return [("\(name)/ImageProperties.xml", Array(xml.utf8))]
-            + blankTileList(blankTiles, in: name) { [tier($0.depth), $0.column, $0.row] }
+            + blankTileList(blankTiles, in: name) { [plan.levelNumber(ofDepth: $0.depth), $0.column, $0.row] }
     }
 }
