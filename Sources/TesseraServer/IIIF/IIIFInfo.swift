@@ -13,22 +13,16 @@ struct IIIFInfo {
     let tileSize: Int
     let limits: IIIFLimits
 
-    /// Scale factors 1, 2, 4, ... down to the one at which the image fits in one tile.
-    var scaleFactors: [Int] {
-        var factors = [1]
-        while (size.width + factors.last! - 1) / factors.last! > tileSize
-            || (size.height + factors.last! - 1) / factors.last! > tileSize {
-            factors.append(factors.last! * 2)
-        }
-        return factors
+    /// The pyramid a viewer walks: levels halving down to the one that fits in one tile.
+    private var levels: [PyramidPlan.LevelPlan] {
+        (try? PyramidPlan(imageSize: size, tileSize: tileSize, depth: .oneTile))?.levels ?? []
     }
 
-    /// Whole-image sizes a viewer can ask for first: each scale factor's size up to 1/2 of full, smallest first.
-    var sizes: [Tessera.Size] {
-        scaleFactors.dropFirst().reversed().map {
-            Tessera.Size(width: (size.width + $0 - 1) / $0, height: (size.height + $0 - 1) / $0)
-        }
-    }
+    /// Scale factors 1, 2, 4, ... down to the one at which the image fits in one tile.
+    var scaleFactors: [Int] { levels.map(\.scaleFactor) }
+
+    /// Whole-image sizes a viewer can ask for first: each reduced level's size, smallest first.
+    var sizes: [Tessera.Size] { levels.dropFirst().reversed().map(\.size) }
 
     var json: [UInt8] {
         var object: [String: Any] = [
