@@ -3,10 +3,23 @@ import Synchronization
 import Tessera
 
 /// Pyramidal TIFFs built in the background for large images that are not pyramids themselves, so that the server
-/// answers their tiles from stored bytes once the build is done (and by region reads of the source until then).
-/// One build per image, however many requests ask; keyed by path, size and modification time, so a changed file
-/// gets a new pyramid; the least recently used pyramids are removed beyond the size limit.
+/// answers their tiles from stored bytes once the build is done. Coarse levels come first: a preview pyramid of the
+/// image at `1/previewFactor` of its size, made from a reduced-scale decode in a fraction of the full build's time,
+/// answers requests at that scale or smaller until the full pyramid is there; finer requests are region reads of
+/// the source meanwhile. One build per image, however many requests ask; keyed by path, size and modification time,
+/// so a changed file gets a new pyramid; the least recently used pyramids are removed beyond the size limit.
 public final class PyramidCache: Sendable {
+    /// The cached pyramids of one image: the full one once it is built; until then the preview once that is.
+    public struct Pyramids: Sendable, Equatable {
+        /// The pyramidal TIFF of the whole image, at full resolution.
+        public var full: String?
+        /// A pyramidal TIFF of the image reduced `previewFactor` times (sizes rounded up), while `full` is nil.
+        public var preview: String?
+    }
+
+    /// How many times smaller than the image its preview pyramid is: JPEG decodes at this scale natively.
+    public static let previewFactor = 8
+
     /// The folder the pyramids are kept in.
     public let folder: String
     /// The most bytes the cached pyramids may take together.
@@ -14,7 +27,7 @@ public final class PyramidCache: Sendable {
     /// Images smaller than this on both sides are read directly; their tiles are cheap without a pyramid.
     public let minimumSide: Int
     private let building = Mutex<Set<String>>([])
-    private let queue = DispatchQueue(label: "tessera.pyramid-cache", qos: .utility)
+    let queue = DispatchQueue(label: "tessera.pyramid-cache", qos: .utility)
 
     public init(folder: String, limit: Int = 8 << 30, minimumSide: Int = 4096) throws {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -23,35 +36,45 @@ public final class PyramidCache: Sendable {
         self.minimumSide = minimumSide
     }
 
-    /// The cached pyramid for `source`, if it is built; otherwise starts building it (once) and returns nil.
-    /// Sources that are already tiled pyramids, or small, get none.
-    public func pyramid(for source: ImageSource, path: String, modified: Date, size: Int) -> String? {
+    /// The cached pyramids of `source` built so far, starting their build (once) when none is running; nil for
+    /// sources that get none: tiled pyramids already, or small.
+    public func pyramids(for source: ImageSource, path: String, modified: Date, size: Int) -> Pyramids? {
         let properties = source.properties
         guard max(properties.width, properties.height) >= minimumSide,
               !(properties.format == .tiff && properties.levels.count > 1) else { return nil }
-        let file = "\(folder)/\(key(path: path, modified: modified, size: size)).tif"
+        let name = "\(folder)/\(key(path: path, modified: modified, size: size))"
+        let file = name + ".tif", preview = name + ".preview.tif"
         if FileManager.default.fileExists(atPath: file) {
             utime(file, nil)  // most recently used
-            return file
+            return Pyramids(full: file)
         }
         let started = building.withLock { $0.insert(file).inserted }
         if started {
+            // The full build is queued behind the preview, after whatever was queued meanwhile: the previews of
+            // other images asked for in the meantime come before it.
             queue.async { [self] in
-                defer { _ = building.withLock { $0.remove(file) } }
-                try? build(source, into: file)
-                evictBeyondLimit()
+                if !FileManager.default.fileExists(atPath: preview) {
+                    try? build(source, scale: Self.previewFactor, into: preview)
+                }
+                queue.async { [self] in
+                    defer { _ = building.withLock { $0.remove(file) } }
+                    try? build(source, scale: 1, into: file)
+                    try? FileManager.default.removeItem(atPath: preview)
+                    evictBeyondLimit()
+                }
             }
         }
-        return nil
+        return Pyramids(preview: FileManager.default.fileExists(atPath: preview) ? preview : nil)
     }
 
-    /// Blocks until no build is running, for tests and shutdown.
+    /// Blocks until no build is running or queued, for tests and shutdown.
     public func waitUntilIdle() {
-        queue.sync {}
+        while !building.withLock(\.isEmpty) { queue.sync {} }
     }
 
-    private func build(_ source: ImageSource, into file: String) throws {
-        let reader = try source.makeReader()
+    /// Builds the pyramid of `source` read at `1/scale` of its size.
+    private func build(_ source: ImageSource, scale: Int, into file: String) throws {
+        let reader = try source.makeReader(ReadOptions(scale: scale))
         let plan = try PyramidPlan(imageSize: reader.size, tileSize: 256, depth: .oneTile)
         var options = PyramidBuilder.Options()
         options.encoding.quality = 85

@@ -18,10 +18,14 @@ import Tessera
         return path
     }
 
-    private func pyramid(_ cache: PyramidCache, _ path: String) throws -> String? {
+    private func pyramids(_ cache: PyramidCache, _ path: String) throws -> PyramidCache.Pyramids? {
         let attributes = try FileManager.default.attributesOfItem(atPath: path)
-        return cache.pyramid(for: try ImageSource(path: path), path: path,
-                             modified: attributes[.modificationDate] as! Date, size: attributes[.size] as! Int)
+        return cache.pyramids(for: try ImageSource(path: path), path: path,
+                              modified: attributes[.modificationDate] as! Date, size: attributes[.size] as! Int)
+    }
+
+    private func pyramid(_ cache: PyramidCache, _ path: String) throws -> String? {
+        try pyramids(cache, path)?.full
     }
 
     @Test func aPyramidIsBuiltOnceThenServedFromTheCache() throws {
@@ -35,6 +39,27 @@ import Tessera
         #expect(source.properties.size == Size(width: 600, height: 400))
         #expect(source.properties.levels.count == 3)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder + "/cache").count == 1)
+    }
+
+    @Test func aPreviewPyramidAnswersUntilTheFullOneIsBuilt() throws {
+        let cache = try PyramidCache(folder: folder + "/cache", minimumSide: 1)
+        let path = try image("preview")
+        #expect(try pyramids(cache, path)?.full == nil)
+        // Holding the queue after the preview's build keeps the full build waiting behind it.
+        let release = DispatchSemaphore(value: 0)
+        cache.queue.async { release.wait() }
+        var preview: String?
+        for _ in 0..<600 where preview == nil {
+            preview = try pyramids(cache, path)?.preview
+            if preview == nil { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        let previewSource = try ImageSource(path: try #require(preview))
+        #expect(previewSource.properties.size == Size(width: 75, height: 50))
+        #expect(try pyramid(cache, path) == nil)
+        release.signal()
+        cache.waitUntilIdle()
+        #expect(try pyramid(cache, path) != nil)
+        #expect(!FileManager.default.fileExists(atPath: try #require(preview)))
     }
 
     @Test func theLeastRecentlyUsedPyramidsAreRemovedBeyondTheLimit() throws {

@@ -9,19 +9,28 @@ enum IIIFRenderer {
     /// Formats in the spec that the server does not write: 415, not 400.
     static let knownFormats: Set = ["jpg", "png", "webp", "tif", "gif", "pdf", "jp2"]
 
-    /// The encoded image and its media type.
-    static func render(_ request: IIIFResolvedRequest, from source: ImageSource, quality jpegQuality: Int)
-        throws -> (bytes: [UInt8], mediaType: String) {
-        guard let mediaType = mediaTypes[request.format], let format = ImageFormat(fileExtension: request.format) else {
-            throw IIIFError.unsupportedFormat(request.format)
-        }
+    /// The largest power-of-two reduction of the request's region that still covers its size.
+    static func reduction(for request: IIIFResolvedRequest) -> Int {
         let region = request.region, size = request.size
         var scale = 1
         while (region.width + 2 * scale - 1) / (2 * scale) >= size.width
                 && (region.height + 2 * scale - 1) / (2 * scale) >= size.height {
             scale *= 2
         }
-        var reader: any ImageReader = try source.makeReader(ReadOptions(region: region, scale: scale))
+        return scale
+    }
+
+    /// The encoded image and its media type, from `source`: the image itself, or a copy of it reduced
+    /// `sourceReduction` times (a divisor of the request's `reduction`).
+    static func render(_ request: IIIFResolvedRequest, from source: ImageSource, reducedBy sourceReduction: Int = 1,
+                       quality jpegQuality: Int) throws -> (bytes: [UInt8], mediaType: String) {
+        guard let mediaType = mediaTypes[request.format], let format = ImageFormat(fileExtension: request.format) else {
+            throw IIIFError.unsupportedFormat(request.format)
+        }
+        let size = request.size
+        let region = request.region.reduced(by: sourceReduction).intersection(Rect(source.properties.size))
+        var reader: any ImageReader = try source.makeReader(
+            ReadOptions(region: region, scale: reduction(for: request) / sourceReduction))
         if reader.size != size { reader = try ResamplingReader(source: reader, size: size) }
         var image = try reader.readAll(budget: source.budget, name: source.input.name)
         image = image.oriented(exif: exifOrientation(rotation: request.rotation, mirror: request.mirror))

@@ -33,9 +33,19 @@ public final class IIIFService: Sendable {
         let size: Int
         /// Whether `source` is the cached pyramid rather than the file itself.
         let fromCache: Bool
+        /// The cache's preview pyramid while the full one is being built.
+        let preview: Preview?
 
         /// The tile size clients are told to ask for: the stored tiles' when there are any.
         func tileSize(_ configuration: Configuration) -> Int { tiles?.tileSize ?? configuration.tileSize }
+    }
+
+    /// A pyramid of the image reduced `factor` times, which answers requests at `1/factor` of full size or smaller.
+    private struct Preview: Sendable {
+        let path: String
+        let source: ImageSource
+        let tiles: StoredTileReader?
+        let factor: Int
     }
 
     public init(catalog: ImageCatalog, configuration: Configuration = Configuration()) {
@@ -120,7 +130,10 @@ public final class IIIFService: Sendable {
         } else if let stored = try storedTile(for: resolved, in: image) {
             response = cached(stored, contentType: "image/jpeg", image: image, tag: canonical, request: request)
         } else {
-            let (bytes, mediaType) = try IIIFRenderer.render(resolved, from: image.source,
+            let reduction = IIIFRenderer.reduction(for: resolved)
+            let preview = image.preview.flatMap { reduction >= $0.factor ? $0 : nil }
+            let (bytes, mediaType) = try IIIFRenderer.render(resolved, from: preview?.source ?? image.source,
+                                                             reducedBy: preview?.factor ?? 1,
                                                              quality: configuration.jpegQuality)
             response = cached(bytes, contentType: mediaType, image: image, tag: canonical, request: request)
         }
@@ -131,33 +144,45 @@ public final class IIIFService: Sendable {
     /// The stored JPEG that answers the request exactly, if there is one: a whole tile of a pyramid level, asked
     /// for at that level's size, as it is, in JPEG. This is the path that needs no decoding and no encoding.
     private func storedTile(for request: IIIFResolvedRequest, in image: OpenImage) throws -> [UInt8]? {
-        guard let tiles = image.tiles, request.rotation == 0, !request.mirror, request.format == "jpg",
+        guard request.rotation == 0, !request.mirror, request.format == "jpg",
               request.quality == .default || (request.quality == .color && image.source.properties.colorModel != .gray)
         else { return nil }
-        let side = tiles.tileSize, region = request.region
+        let side = image.tileSize(configuration), region = request.region
         guard request.size == Tessera.Size(width: side, height: side), region.width == region.height,
               region.width % side == 0 else { return nil }
         let scale = region.width / side, span = region.width
         guard region.x % span == 0, region.y % span == 0 else { return nil }
-        return try tiles.jpeg(scale: scale, column: region.x / span, row: region.y / span)
+        if let tiles = image.tiles {
+            return try tiles.jpeg(scale: scale, column: region.x / span, row: region.y / span)
+        }
+        guard let preview = image.preview, let tiles = preview.tiles, tiles.tileSize == side,
+              scale % preview.factor == 0 else { return nil }
+        return try tiles.jpeg(scale: scale / preview.factor, column: region.x / span, row: region.y / span)
     }
 
-    /// The opened image for `path`, reopened when the file changed.
+    /// The opened image for `path`, reopened when the file changed or its cached pyramids did.
     private func open(_ path: String) throws -> OpenImage {
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
         let modified = attributes?[.modificationDate] as? Date ?? .distantPast
         let size = attributes?[.size] as? Int ?? 0
         let cached = sources.withLock { $0[path] }
-        if let cached, cached.modified == modified, cached.size == size, cached.fromCache || cached.tiles != nil {
-            return cached
+        let unchanged = cached.flatMap { $0.modified == modified && $0.size == size ? $0 : nil }
+        if let unchanged, unchanged.fromCache || unchanged.tiles != nil { return unchanged }
+        let file = try unchanged?.source ?? ImageSource(path: path)
+        // A large plain image is read directly until its pyramid is built, then from the pyramid; its coarse
+        // requests come from the preview pyramid as soon as that is built.
+        let pyramids = configuration.cache?.pyramids(for: file, path: path, modified: modified, size: size)
+        if let unchanged, pyramids?.full == nil, pyramids?.preview == unchanged.preview?.path { return unchanged }
+        let full = pyramids?.full.flatMap { try? ImageSource(path: $0) }
+        let source = full ?? file
+        let preview = full != nil ? nil : pyramids?.preview.flatMap { path in
+            (try? ImageSource(path: path)).map {
+                Preview(path: path, source: $0, tiles: try? StoredTileReader(source: $0),
+                        factor: PyramidCache.previewFactor)
+            }
         }
-        let unchanged = cached.flatMap { $0.modified == modified && $0.size == size ? $0.source : nil }
-        var source = try unchanged ?? ImageSource(path: path)
-        // A large plain image is read directly until its pyramid is built, then from the pyramid.
-        let pyramid = configuration.cache?.pyramid(for: source, path: path, modified: modified, size: size)
-        if let pyramid, let built = try? ImageSource(path: pyramid) { source = built }
         let opened = OpenImage(source: source, tiles: try? StoredTileReader(source: source), modified: modified,
-                               size: size, fromCache: pyramid != nil)
+                               size: size, fromCache: full != nil, preview: preview)
         sources.withLock { sources in
             if sources.count >= 256 { sources.removeAll() }
             sources[path] = opened

@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+import Tessera
+@testable import TesseraServer
+
+@Suite final class IIIFServiceTests {
+    let folder = NSTemporaryDirectory() + "tessera-service-\(UUID().uuidString)"
+
+    deinit { try? FileManager.default.removeItem(atPath: folder) }
+
+    /// A 2400x2400 JPEG of smooth gradients, large enough for a preview pyramid with a whole tile.
+    private func image(_ name: String) throws -> String {
+        var pixels = ImageBuffer(width: 2400, height: 2400, format: .rgb8)
+        pixels.bytes.withUnsafeMutableBytes { bytes in
+            for y in 0..<2400 {
+                for x in 0..<2400 {
+                    let index = (y * 2400 + x) * 3
+                    bytes[index] = UInt8(x / 10)
+                    bytes[index + 1] = UInt8(y / 10)
+                    bytes[index + 2] = UInt8((x + y) / 20)
+                }
+            }
+        }
+        try FileManager.default.createDirectory(atPath: folder + "/images", withIntermediateDirectories: true)
+        let path = "\(folder)/images/\(name).jpg"
+        try ImageWriter.write(BufferReader(pixels), to: path)
+        return path
+    }
+
+    private func get(_ service: IIIFService, _ path: String) -> HTTPResponse {
+        service.handle(HTTPRequest(method: "GET", path: path, headers: ["host": "example.org"]))
+    }
+
+    private func pixels(_ response: HTTPResponse) throws -> ImageBuffer {
+        #expect(response.status == 200)
+        return try ImageSource(bytes: response.body).makeReader().readAll()
+    }
+
+    private func meanDifference(_ a: ImageBuffer, _ b: ImageBuffer) -> Double {
+        #expect(a.width == b.width && a.height == b.height)
+        return Double(zip(a.bytes, b.bytes).reduce(0) { $0 + abs(Int($1.0) - Int($1.1)) }) / Double(a.bytes.count)
+    }
+
+    @Test func coarseRequestsAreAnsweredFromThePreviewWhileThePyramidBuilds() throws {
+        _ = try image("wide")
+        let cache = try PyramidCache(folder: folder + "/cache", minimumSide: 1)
+        var configuration = IIIFService.Configuration()
+        configuration.cache = cache
+        let service = IIIFService(catalog: try ImageCatalog(path: folder + "/images"), configuration: configuration)
+        let direct = IIIFService(catalog: try ImageCatalog(path: folder + "/images"))
+        let tile = "/iiif/wide/0,0,2048,2048/256,/0/default.jpg", overview = "/iiif/wide/full/!200,200/0/default.png"
+        // Holding the queue after the preview's build keeps the full build waiting behind it.
+        _ = get(service, tile)
+        let release = DispatchSemaphore(value: 0)
+        cache.queue.async { release.wait() }
+        defer { release.signal() }
+        var preview: PyramidCache.Pyramids?
+        for _ in 0..<600 where preview?.preview == nil {
+            Thread.sleep(forTimeInterval: 0.05)
+            preview = cache.pyramids(for: try ImageSource(path: folder + "/images/wide.jpg"),
+                                     path: folder + "/images/wide.jpg", modified: try modified("wide"),
+                                     size: try byteCount("wide"))
+        }
+        let previewFile = try #require(preview?.preview)
+        let fromPreview = get(service, tile)
+        let previewTiles = try #require(try StoredTileReader(source: ImageSource(path: previewFile)))
+        let stored = try #require(try previewTiles.jpeg(scale: 1, column: 0, row: 0))
+        #expect(fromPreview.body == stored, "a whole tile at 1/8 is the preview's stored tile")
+        #expect(meanDifference(try pixels(fromPreview), try pixels(get(direct, tile))) < 2)
+        #expect(meanDifference(try pixels(get(service, overview)), try pixels(get(direct, overview))) < 2)
+    }
+
+    private func modified(_ name: String) throws -> Date {
+        try FileManager.default.attributesOfItem(atPath: "\(folder)/images/\(name).jpg")[.modificationDate] as! Date
+    }
+
+    private func byteCount(_ name: String) throws -> Int {
+        try FileManager.default.attributesOfItem(atPath: "\(folder)/images/\(name).jpg")[.size] as! Int
+    }
+}
