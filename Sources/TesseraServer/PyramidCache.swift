@@ -40,8 +40,7 @@ public final class PyramidCache: Sendable {
     /// sources that get none: tiled pyramids already, or small.
     public func pyramids(for source: ImageSource, path: String, modified: Date, size: Int) -> Pyramids? {
         let properties = source.properties
-        guard max(properties.width, properties.height) >= minimumSide,
-              !(properties.format == .tiff && properties.levels.count > 1) else { return nil }
+        guard max(properties.width, properties.height) >= minimumSide, properties.levels.count == 1 else { return nil }
         let name = "\(folder)/\(key(path: path, modified: modified, size: size))"
         let file = name + ".tif", preview = name + ".preview.tif"
         if FileManager.default.fileExists(atPath: file) {

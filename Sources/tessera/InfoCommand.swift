@@ -70,7 +70,7 @@ enum InfoCommand: Command {
     }
 
     private static func describe(_ properties: ImageProperties, path: String, verified: Bool?) -> String {
-        var kind = properties.format.rawValue.uppercased()
+        var kind = properties.format.displayName
         if properties.isProgressive { kind += properties.format == .jpeg ? ", progressive" : ", interlaced" }
         let model: String
         switch properties.colorModel {

@@ -8,10 +8,12 @@ enum ServeCommand: Command {
         name: "serve", usage: "serve PATH [--port N] [--host ADDRESS] [--prefix /iiif] [options]",
         summary: "serve a folder of images (or one image) over the IIIF Image API 3.0, level 2",
         details: """
-            Every JPEG, PNG, TIFF, WebP, BMP or GIF under PATH is an image; its identifier is its path relative to
-            PATH, with slashes written %2F. GET / lists them. Ctrl-C stops the server after the requests in flight.
+            Every JPEG, PNG, TIFF, WebP, BMP or GIF under PATH is an image, and so is every pre-built pyramid (a
+            Deep Zoom .dzi, a IIIF level-0 folder with its info.json); its identifier is its path relative to PATH,
+            with slashes written %2F. GET / lists them. Ctrl-C stops the server after the requests in flight.
             A large image that is not a pyramid is served by region reads at first while a pyramidal TIFF of it is
-            built in the cache; then its tiles come from the pyramid, most as stored bytes.
+            built in the cache, coarse levels first (a preview at 1/8 scale); then its tiles come from the pyramid,
+            most as stored bytes.
             """,
         options: [
             Option("port", value: "N", "TCP port (default 8000; 0 picks a free one)"),

@@ -20,6 +20,7 @@ from conftest import photo, psnr
 ROOT = Path(__file__).resolve().parents[2]
 VALIDATOR_IMAGE = ROOT.parent / "shared" / "iiif" / "67352ccc-d1b0-11e1-89ae-279075081939.png"
 SOURCE = photo(300, 400, 3, seed=51)
+BIG = photo(900, 1100, 3, seed=52)
 ROOTS = {}
 
 
@@ -38,11 +39,14 @@ def server(tessera, tmp_path_factory):
     if VALIDATOR_IMAGE.exists():
         shutil.copy(VALIDATOR_IMAGE, root / VALIDATOR_IMAGE.name)
     big = tmp_path_factory.mktemp("big") / "big.png"
-    Image.fromarray(photo(900, 1100, 3, seed=52)).save(big)
+    Image.fromarray(BIG).save(big)
     assert subprocess.run([tessera, "tile", big, root / "ours.tif", "--layout", "tiff", "--tile-size", "256"],
                           capture_output=True).returncode == 0
     assert subprocess.run(["vips", "tiffsave", big, root / "vips.tif", "--tile", "--pyramid", "--compression", "jpeg",
                            "--tile-width", "256", "--tile-height", "256"], capture_output=True).returncode == 0
+    for name, options in [("vdz", ["--overlap", "0", "--tile-size", "256"]), ("vdz1", []),
+                          ("viiif", ["--layout", "iiif3", "--tile-size", "256"])]:
+        assert subprocess.run(["vips", "dzsave", big, root / name, *options], capture_output=True).returncode == 0
     outside = tmp_path_factory.mktemp("outside")
     (outside / "secret.png").write_bytes((root / "maps" / "photo.png").read_bytes())
     os.symlink(outside / "secret.png", root / "escape.png")
@@ -125,6 +129,30 @@ def test_every_parameter_form_gives_the_expected_pixels(server, path, region, si
         assert np.mean(ours != want) < 0.01
     else:
         assert psnr(ours, want) >= 35, path
+
+
+def test_pyramids_made_by_libvips_are_listed_and_served_as_images(server):
+    index = fetch(f"{server.rsplit('/', 1)[0]}/")[2].decode()
+    for name in ["vdz.dzi", "vdz1.dzi", "viiif"]:
+        assert f">{name}<" in index
+    assert "_files" not in index and "default.jpg" not in index
+    for identifier in ["vdz", "vdz1.dzi", "viiif"]:
+        info = json.loads(fetch(f"{server}/{identifier}/info.json")[2])
+        assert (info["width"], info["height"]) == (1100, 900), identifier
+        image, _ = image_at(f"{server}/{identifier}/100,200,500,300/250,/0/default.png")
+        want = np.asarray(Image.fromarray(BIG[200:500, 100:600]).resize((250, 150), Image.LANCZOS))
+        assert psnr(np.asarray(image), want) >= 28, identifier
+
+
+@pytest.mark.parametrize("identifier,region,stored", [
+    ("vdz", "256,0,256,256", "vdz_files/11/1_0.jpeg"),
+    ("vdz", "512,0,512,512", "vdz_files/10/1_0.jpeg"),
+    ("viiif", "256,0,256,256", "viiif/256,0,256,256/256,256/0/default.jpg"),
+])
+def test_tiles_of_prebuilt_pyramids_are_sent_as_stored(server, identifier, region, stored):
+    status, headers, body = fetch(f"{server}/{identifier}/{region}/256,/0/default.jpg")
+    assert status == 200 and headers["content-type"] == "image/jpeg"
+    assert body == (server_root(server) / stored).read_bytes()
 
 
 @pytest.mark.parametrize("format,media", [("jpg", "image/jpeg"), ("png", "image/png"), ("webp", "image/webp")])
@@ -247,7 +275,7 @@ def test_a_large_plain_image_is_served_from_a_pyramid_built_in_the_cache(tessera
         before = fetch(tile)
         assert before[0] == 200  # answered by a region read while the pyramid builds
         for _ in range(300):
-            built = list(cache.glob("*.tif"))
+            built = [path for path in cache.glob("*.tif") if not path.name.endswith(".preview.tif")]
             if built:
                 break
             time.sleep(0.1)

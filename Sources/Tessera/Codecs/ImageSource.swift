@@ -39,7 +39,7 @@ public final class ImageSource: Sendable {
     }
 
     public init(input: ImageInput, budget: MemoryBudget = .default) throws {
-        let header = try input.prefix(16)
+        let header = try input.prefix(ImageFormat.headerLength)
         if header.isEmpty { throw TesseraError.truncated(path: input.name, detail: "(the file is empty)") }
         guard let format = ImageFormat.detect(header) else { throw TesseraError.unknownFormat(path: input.name) }
         var properties = try Self.decoder(for: format).readProperties(of: input)
@@ -58,6 +58,7 @@ public final class ImageSource: Sendable {
         case .gif: return GIFDecoder.self
         case .tiff: return TIFFDecoder.self
         case .webp: return WebPDecoder.self
+        case .deepZoom, .iiif: return TileFolderDecoder.self
         }
     }
 
@@ -115,6 +116,8 @@ public final class ImageSource: Sendable {
     /// Refuses files whose header claims an image far larger than their data could hold (a GIF whose logical
     /// screen is 65,535 pixels square around a tiny frame), which would otherwise stream gigapixels of filler.
     private func refuseDecompressionBombs() throws {
+        // A pyramid's descriptor is small whatever the image's size; each tile is checked when it is opened.
+        guard !properties.format.isTileFolder else { return }
         let pixels = properties.width.multipliedReportingOverflow(by: properties.height)
         guard pixels.overflow || (pixels.partialValue > 1 << 28
                                   && pixels.partialValue / max(1, properties.fileSize) > Self.bombPixelsPerByte)

@@ -54,7 +54,7 @@ public enum ImageWriter {
     private static func encoderType(path: String, format: ImageFormat?) throws -> any FormatEncoder.Type {
         let fileFormat = try format ?? self.format(forPath: path)
         guard let type = encoderType(for: fileFormat) else {
-            throw TesseraError.unsupported(path: path, feature: "writing \(fileFormat.rawValue.uppercased()) files")
+            throw TesseraError.unsupported(path: path, feature: "writing \(fileFormat.displayName) files")
         }
         return type
     }
@@ -63,7 +63,7 @@ public enum ImageWriter {
     public static func encode(_ image: ImageBuffer, as format: ImageFormat, options: EncodeOptions = EncodeOptions())
         throws -> [UInt8] {
         guard let type = encoderType(for: format) as? any MemoryEncoder.Type else {
-            throw TesseraError.unsupported(path: "image", feature: "encoding \(format.rawValue.uppercased()) in memory")
+            throw TesseraError.unsupported(path: "image", feature: "encoding \(format.displayName) in memory")
         }
         let accepted = type.acceptedFormat(for: image.format, options: options)
         let pixels = accepted == image.format ? image

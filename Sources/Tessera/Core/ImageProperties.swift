@@ -1,10 +1,30 @@
-/// The file formats Tessera reads.
+/// The file formats Tessera reads: image files, and tile pyramids read through their descriptor file.
 public enum ImageFormat: String, Sendable, Codable, CaseIterable {
     case jpeg, png, tiff, webp, bmp, gif
+    /// A Deep Zoom pyramid: its `.dzi` beside its `_files` folder.
+    case deepZoom
+    /// A IIIF level-0 (static) pyramid: its `info.json` beside its tile folders.
+    case iiif
 
-    /// Recognises a format from the first bytes of a file (at least 12 are needed for WebP), not its name.
+    /// How many first bytes `detect` looks at: 12 tell an image format; a pyramid descriptor is told by its text.
+    public static let headerLength = 1024
+
+    /// The format's name for people: `JPEG`, `Deep Zoom`, `IIIF level 0`.
+    public var displayName: String {
+        switch self {
+        case .deepZoom: return "Deep Zoom"
+        case .iiif: return "IIIF level 0"
+        default: return rawValue.uppercased()
+        }
+    }
+
+    /// Whether the format is a folder of tiles read through a descriptor file rather than one image file.
+    public var isTileFolder: Bool { self == .deepZoom || self == .iiif }
+
+    /// Recognises a format from the first bytes of a file (at least 12 are needed for WebP, more for a pyramid's
+    /// descriptor), not its name.
     public static func detect(_ header: some Collection<UInt8>) -> ImageFormat? {
-        let bytes = Array(header.prefix(12))
+        let bytes = Array(header.prefix(headerLength))
         func starts(_ magic: [UInt8], at offset: Int = 0) -> Bool {
             bytes.count >= offset + magic.count && Array(bytes[offset..<offset + magic.count]) == magic
         }
@@ -15,6 +35,9 @@ public enum ImageFormat: String, Sendable, Codable, CaseIterable {
         if starts(Array("RIFF".utf8)) && starts(Array("WEBP".utf8), at: 8) { return .webp }
         if starts(Array("BM".utf8)) { return .bmp }
         if starts(Array("GIF87a".utf8)) || starts(Array("GIF89a".utf8)) { return .gif }
+        let text = String(decoding: bytes, as: UTF8.self)
+        if text.hasPrefix("<") && text.contains("schemas.microsoft.com/deepzoom") { return .deepZoom }
+        if text.drop(while: \.isWhitespace).hasPrefix("{") && text.contains("iiif.io/api/image") { return .iiif }
         return nil
     }
 

@@ -24,11 +24,11 @@ public final class IIIFService: Sendable {
     public let configuration: Configuration
     private let sources = Mutex<[String: OpenImage]>([:])
 
-    /// An opened image and the file state it was opened at, so a changed file is reopened; for a pyramidal TIFF
-    /// of JPEG tiles, where its stored tiles are.
+    /// An opened image and the file state it was opened at, so a changed file is reopened; for a pyramid of JPEG
+    /// tiles (a pyramidal TIFF, a Deep Zoom or IIIF level-0 folder), its stored tiles.
     private struct OpenImage: Sendable {
         let source: ImageSource
-        let tiles: StoredTileReader?
+        let tiles: (any StoredJPEGTiles)?
         let modified: Date
         let size: Int
         /// Whether `source` is the cached pyramid rather than the file itself.
@@ -44,7 +44,7 @@ public final class IIIFService: Sendable {
     private struct Preview: Sendable {
         let path: String
         let source: ImageSource
-        let tiles: StoredTileReader?
+        let tiles: (any StoredJPEGTiles)?
         let factor: Int
     }
 
@@ -177,11 +177,11 @@ public final class IIIFService: Sendable {
         let source = full ?? file
         let preview = full != nil ? nil : pyramids?.preview.flatMap { path in
             (try? ImageSource(path: path)).map {
-                Preview(path: path, source: $0, tiles: try? StoredTileReader(source: $0),
+                Preview(path: path, source: $0, tiles: try? $0.storedJPEGTiles(),
                         factor: PyramidCache.previewFactor)
             }
         }
-        let opened = OpenImage(source: source, tiles: try? StoredTileReader(source: source), modified: modified,
+        let opened = OpenImage(source: source, tiles: try? source.storedJPEGTiles(), modified: modified,
                                size: size, fromCache: full != nil, preview: preview)
         sources.withLock { sources in
             if sources.count >= 256 { sources.removeAll() }

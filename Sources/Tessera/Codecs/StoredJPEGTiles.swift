@@ -1,0 +1,26 @@
+/// A pyramid's tiles stored as complete JPEG files, square, at power-of-two reductions: what a server can send as
+/// it is, with no decoding and no encoding. Pyramidal TIFFs of JPEG tiles (`StoredTileReader`) and Deep Zoom or
+/// IIIF level-0 folders of JPEG tiles without overlap have them.
+public protocol StoredJPEGTiles: Sendable {
+    /// The tile side in pixels, the same on every level.
+    var tileSize: Int { get }
+    /// The JPEG of the tile covering full-resolution pixels `(column * tileSize * scale, row * tileSize * scale)` at
+    /// reduction `scale`, when it is stored whole (not cut by the level's right or bottom edge); nil otherwise.
+    func jpeg(scale: Int, column: Int, row: Int) throws -> [UInt8]?
+}
+
+extension StoredTileReader: StoredJPEGTiles {}
+
+extension ImageSource {
+    /// The image's stored JPEG tiles, when it is a tiled pyramid that has them; nil otherwise.
+    public func storedJPEGTiles() throws -> (any StoredJPEGTiles)? {
+        switch properties.format {
+        case .tiff: return try StoredTileReader(source: self)
+        case .deepZoom, .iiif:
+            guard case let .file(path) = input else { return nil }
+            let pyramid = try TileFolderPyramid(path: path, format: properties.format)
+            return pyramid.storesJPEGTiles ? pyramid : nil
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+@testable import Tessera
+
+/// Deep Zoom and IIIF level-0 folders read back as images through their descriptors.
+@Suite struct TileFolderTests {
+    /// Writes `image` as a pyramid of lossless PNG tiles in `layout` ("dz" or "iiif") and returns its descriptor.
+    private func pyramid(_ image: ImageBuffer, layout: String, tileSize: Int, overlap: Int = 0,
+                         format: TileFormat = .png, skipBlank: Bool = false) throws -> String {
+        let folder = try TestImages.folder()
+        let plan = try PyramidPlan(imageSize: image.size, tileSize: tileSize, overlap: overlap,
+                                   depth: layout == "dz" ? .onePixel : .oneTile)
+        let tileLayout: any PyramidLayout = layout == "dz"
+            ? DeepZoomLayout(plan: plan, name: "pyramid", tileFormat: format)
+            : IIIFLayout(plan: plan, name: "pyramid", tileFormat: format, baseURI: "http://localhost/pyramid")
+        let container = try DirectoryContainer(parent: folder, entries: tileLayout.topLevelEntries, buildKey: "test",
+                                               resume: false)
+        var options = PyramidBuilder.Options()
+        options.tileFormat = format
+        options.skipBlank = skipBlank
+        _ = try PyramidBuilder(plan: plan, sink: LayoutSink(layout: tileLayout, container: container), options: options)
+            .build(from: BufferReader(image))
+        return folder + (layout == "dz" ? "/pyramid.dzi" : "/pyramid/info.json")
+    }
+
+    @Test func aPyramidReadsBackAsTheImageItWasCutFrom() throws {
+        let image = TestImages.make(width: 301, height: 203, format: .rgb8)
+        for (layout, overlap) in [("dz", 1), ("dz", 0), ("iiif", 0)] {
+            let source = try ImageSource(path: try pyramid(image, layout: layout, tileSize: 64, overlap: overlap))
+            #expect(source.properties.format == (layout == "dz" ? .deepZoom : .iiif))
+            #expect(source.properties.size == image.size)
+            #expect(source.properties.levels.prefix(3) == [Size(width: 301, height: 203), Size(width: 151, height: 102),
+                                                           Size(width: 76, height: 51)])
+            let whole = try source.makeReader().readAll()
+            #expect(TestImages.maxDifference(whole, image) == 0, "\(layout), overlap \(overlap)")
+            let rect = Rect(x: 60, y: 61, width: 130, height: 70)
+            let region = try source.makeReader(ReadOptions(region: rect)).readAll()
+            #expect(TestImages.maxDifference(region, TestImages.crop(image, rect)) == 0, "\(layout), overlap \(overlap)")
+        }
+    }
+
+    @Test func reducedReadsComeFromTheLevels() throws {
+        let image = TestImages.make(width: 300, height: 200, format: .rgb8, smooth: true)
+        let source = try ImageSource(path: try pyramid(image, layout: "dz", tileSize: 32, overlap: 1))
+        for scale in [2, 4, 16] {
+            let level = try source.makeReader(ReadOptions(scale: scale)).readAll()
+            let expected = try BoxShrinkReader(source: BufferReader(image), factor: scale).readAll()
+            #expect(level.size == expected.size)
+            #expect(TestImages.maxDifference(level, expected) <= 2, "scale 1/\(scale)")
+        }
+    }
+
+    @Test func blankTilesLeftOutReadAsWhite() throws {
+        var image = ImageBuffer(width: 128, height: 64, format: .rgb8)
+        for index in image.bytes.indices { image.bytes[index] = index % 384 < 192 ? 255 : 10 }
+        for y in 0..<64 { for x in 0..<64 { for c in 0..<3 { image.bytes[(y * 128 + x) * 3 + c] = 255 } } }
+        let path = try pyramid(image, layout: "dz", tileSize: 64, skipBlank: true)
+        #expect(!FileManager.default.fileExists(atPath: (path as NSString).deletingLastPathComponent
+                                                   + "/pyramid_files/7/0_0.png"))
+        #expect(TestImages.maxDifference(try ImageSource(path: path).makeReader().readAll(), image) == 0)
+    }
+
+    @Test func storedJPEGTilesAreThoseOfSquareTilesWithoutOverlap() throws {
+        let image = TestImages.make(width: 200, height: 130, format: .rgb8)
+        let withOverlap = try ImageSource(path: try pyramid(image, layout: "dz", tileSize: 64, overlap: 1))
+        #expect(try withOverlap.storedJPEGTiles() == nil)
+        let lossless = try ImageSource(path: try pyramid(image, layout: "iiif", tileSize: 64))
+        #expect(try lossless.storedJPEGTiles() == nil, "PNG tiles are not JPEG answers")
+        for layout in ["dz", "iiif"] {
+            let path = try pyramid(image, layout: layout, tileSize: 64, format: .jpeg)
+            let tiles = try #require(try ImageSource(path: path).storedJPEGTiles())
+            let folder = (path as NSString).deletingLastPathComponent
+            let file = layout == "dz" ? folder + "/pyramid_files/8/1_0.jpeg" : folder + "/64,0,64,64/64,64/0/default.jpg"
+            let stored = try tiles.jpeg(scale: 1, column: 1, row: 0)
+            #expect(stored == Array(try Data(contentsOf: URL(fileURLWithPath: file))), "\(layout)")
+            #expect(try tiles.jpeg(scale: 1, column: 3, row: 0) == nil, "an edge tile cut by the image is not whole")
+        }
+    }
+
+    @Test func brokenDescriptorsAreTypedErrors() throws {
+        let folder = try TestImages.folder()
+        let cases = [
+            "no-size.dzi": "<?xml version=\"1.0\"?><Image xmlns=\"http://schemas.microsoft.com/deepzoom/2008\" TileSize=\"256\"/>",
+            "huge-tile.dzi": "<Image xmlns=\"http://schemas.microsoft.com/deepzoom/2008\" TileSize=\"99999999\" Overlap=\"0\" Format=\"jpg\"><Size Width=\"10\" Height=\"10\"/></Image>",
+            "no-tiles.dzi": "<Image xmlns=\"http://schemas.microsoft.com/deepzoom/2008\" TileSize=\"256\" Overlap=\"0\" Format=\"jpg\"><Size Width=\"10\" Height=\"10\"/></Image>",
+            "info.json": "{\"@context\": \"http://iiif.io/api/image/3/context.json\", \"width\": -4}",
+        ]
+        for (name, text) in cases {
+            let path = "\(folder)/\(name)"
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+            #expect(throws: TesseraError.self, "\(name)") { try ImageSource(path: path) }
+        }
+    }
+}
