@@ -17,8 +17,7 @@ final class TileFolderDecoder: ImageDecoder {
     static func readProperties(of input: ImageInput) throws -> ImageProperties {
         let pyramid = try open(input)
         let sample = try ImageSource(path: try pyramid.sampleTilePath()).properties
-        let format = sample.colorModel == .gray ? (sample.hasAlpha ? PixelFormat.grayAlpha8 : .gray8)
-            : (sample.hasAlpha ? .rgba8 : .rgb8)
+        let format = pixelFormat(sample)
         return ImageProperties(format: try detectedFormat(input), width: pyramid.imageSize.width,
                                height: pyramid.imageSize.height, channels: format.channelCount, bitDepth: 8,
                                colorModel: format.isColor ? .rgb : .gray, hasAlpha: format.hasAlpha,
@@ -37,8 +36,7 @@ final class TileFolderDecoder: ImageDecoder {
         }
         scale = request.scale
         size = pyramid.levelSize(scale: scale)
-        format = PixelFormat(properties.colorModel == .gray ? (properties.hasAlpha ? .grayAlpha : .gray)
-                                                            : (properties.hasAlpha ? .rgba : .rgb))
+        format = Self.pixelFormat(properties)
         budget = request.budget
         name = input.name
         columns = 0..<size.width
@@ -113,6 +111,12 @@ final class TileFolderDecoder: ImageDecoder {
             throw TesseraError.unsupported(path: input.name, feature: "a tile pyramid is read from its descriptor file, not from bytes")
         }
         return try TileFolderPyramid(path: path, format: try detectedFormat(input))
+    }
+
+    /// 8-bit gray or RGB, with alpha when the tiles have it: what every tile is converted to.
+    private static func pixelFormat(_ properties: ImageProperties) -> PixelFormat {
+        PixelFormat(properties.colorModel == .gray ? (properties.hasAlpha ? .grayAlpha : .gray)
+                                                   : (properties.hasAlpha ? .rgba : .rgb))
     }
 
     private static func detectedFormat(_ input: ImageInput) throws -> ImageFormat {
