@@ -5,8 +5,9 @@ import Tessera
 /// Pyramidal TIFFs built in the background for large images that are not pyramids themselves, so that the server
 /// answers their tiles from stored bytes once the build is done. Coarse levels come first: a preview pyramid of the
 /// image at `1/previewFactor` of its size, made from a reduced-scale decode in a fraction of the full build's time,
-/// answers requests at that scale or smaller until the full pyramid is there; finer requests are region reads of
-/// the source meanwhile. One build per image, however many requests ask; keyed by path, size and modification time,
+/// answers requests at that scale or smaller until the full pyramid is there (such requests wait for it rather than
+/// decode the image themselves); finer requests are region reads of the source meanwhile. Previews are built on
+/// their own queue, so a new image's coarse levels never wait behind another image's full build. One build per image, however many requests ask; keyed by path, size and modification time,
 /// so a changed file gets a new pyramid; the least recently used pyramids are removed beyond the size limit.
 public final class PyramidCache: Sendable {
     /// The cached pyramids of one image: the full one once it is built; until then the preview once that is.
@@ -27,7 +28,10 @@ public final class PyramidCache: Sendable {
     /// Images smaller than this on both sides are read directly; their tiles are cheap without a pyramid.
     public let minimumSide: Int
     private let building = Mutex<Set<String>>([])
-    let queue = DispatchQueue(label: "tessera.pyramid-cache", qos: .utility)
+    /// The previews being built or queued, by file: a group that is left when the preview is done.
+    private let pendingPreviews = Mutex<[String: DispatchGroup]>([:])
+    private let previewBuilds = DispatchQueue(label: "tessera.pyramid-cache.previews", qos: .userInitiated)
+    let fullBuilds = DispatchQueue(label: "tessera.pyramid-cache.full", qos: .utility)
 
     public init(folder: String, limit: Int = 8 << 30, minimumSide: Int = 4096) throws {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -41,21 +45,24 @@ public final class PyramidCache: Sendable {
     public func pyramids(for source: ImageSource, path: String, modified: Date, size: Int) -> Pyramids? {
         let properties = source.properties
         guard max(properties.width, properties.height) >= minimumSide, properties.levels.count == 1 else { return nil }
-        let name = "\(folder)/\(key(path: path, modified: modified, size: size))"
-        let file = name + ".tif", preview = name + ".preview.tif"
+        let base = name(path: path, modified: modified, size: size)
+        let file = base + ".tif", preview = base + ".preview.tif"
         if FileManager.default.fileExists(atPath: file) {
             utime(file, nil)  // most recently used
             return Pyramids(full: file)
         }
         let started = building.withLock { $0.insert(file).inserted }
         if started {
-            // The full build is queued behind the preview, after whatever was queued meanwhile: the previews of
-            // other images asked for in the meantime come before it.
-            queue.async { [self] in
+            let previewDone = DispatchGroup()
+            previewDone.enter()
+            pendingPreviews.withLock { $0[preview] = previewDone }
+            previewBuilds.async { [self] in
                 if !FileManager.default.fileExists(atPath: preview) {
                     try? build(source, scale: Self.previewFactor, into: preview)
                 }
-                queue.async { [self] in
+                pendingPreviews.withLock { $0[preview] = nil }
+                previewDone.leave()
+                fullBuilds.async { [self] in
                     defer { _ = building.withLock { $0.remove(file) } }
                     try? build(source, scale: 1, into: file)
                     try? FileManager.default.removeItem(atPath: preview)
@@ -66,9 +73,21 @@ public final class PyramidCache: Sendable {
         return Pyramids(preview: FileManager.default.fileExists(atPath: preview) ? preview : nil)
     }
 
+    /// Waits, at most `timeout` seconds, for the preview of the image at `path` while it is being built; returns
+    /// whether one was being built and is done. A coarse request is answered from the preview far sooner than by
+    /// decoding the image for itself.
+    public func waitForPreview(path: String, modified: Date, size: Int, timeout: Double = 30) -> Bool {
+        let preview = name(path: path, modified: modified, size: size) + ".preview.tif"
+        guard let pending = pendingPreviews.withLock({ $0[preview] }) else { return false }
+        return pending.wait(timeout: .now() + timeout) == .success
+    }
+
     /// Blocks until no build is running or queued, for tests and shutdown.
     public func waitUntilIdle() {
-        while !building.withLock(\.isEmpty) { queue.sync {} }
+        while !building.withLock(\.isEmpty) {
+            previewBuilds.sync {}
+            fullBuilds.sync {}
+        }
     }
 
     /// Builds the pyramid of `source` read at `1/scale` of its size.
@@ -101,9 +120,9 @@ public final class PyramidCache: Sendable {
         }
     }
 
-    /// A file name for the image, from its path, size and modification time.
-    private func key(path: String, modified: Date, size: Int) -> String {
-        stableHash("\(path)\u{0}\(size)\u{0}\(modified.timeIntervalSince1970)")
+    /// The cache's files for the image, without their extension: named from its path, size and modification time.
+    private func name(path: String, modified: Date, size: Int) -> String {
+        "\(folder)/" + stableHash("\(path)\u{0}\(size)\u{0}\(modified.timeIntervalSince1970)")
     }
 }
 

@@ -41,7 +41,7 @@ import Tessera
         return Double(zip(a.bytes, b.bytes).reduce(0) { $0 + abs(Int($1.0) - Int($1.1)) }) / Double(a.bytes.count)
     }
 
-    @Test func coarseRequestsAreAnsweredFromThePreviewWhileThePyramidBuilds() throws {
+    @Test func coarseRequestsWaitForThePreviewAndAreAnsweredFromIt() throws {
         _ = try image("wide")
         let cache = try PyramidCache(folder: folder + "/cache", minimumSide: 1)
         var configuration = IIIFService.Configuration()
@@ -49,20 +49,16 @@ import Tessera
         let service = IIIFService(catalog: try ImageCatalog(path: folder + "/images"), configuration: configuration)
         let direct = IIIFService(catalog: try ImageCatalog(path: folder + "/images"))
         let tile = "/iiif/wide/0,0,2048,2048/256,/0/default.jpg", overview = "/iiif/wide/full/!200,200/0/default.png"
-        // Holding the queue after the preview's build keeps the full build waiting behind it.
-        _ = get(service, tile)
+        // Holding the queue of full builds keeps the full pyramid waiting; the first coarse request waits for the
+        // preview and is answered from it.
         let release = DispatchSemaphore(value: 0)
-        cache.queue.async { release.wait() }
+        cache.fullBuilds.async { release.wait() }
         defer { release.signal() }
-        var preview: PyramidCache.Pyramids?
-        for _ in 0..<600 where preview?.preview == nil {
-            Thread.sleep(forTimeInterval: 0.05)
-            preview = cache.pyramids(for: try ImageSource(path: folder + "/images/wide.jpg"),
-                                     path: folder + "/images/wide.jpg", modified: try modified("wide"),
-                                     size: try byteCount("wide"))
-        }
-        let previewFile = try #require(preview?.preview)
         let fromPreview = get(service, tile)
+        let source = try ImageSource(path: folder + "/images/wide.jpg")
+        let pyramids = cache.pyramids(for: source, path: folder + "/images/wide.jpg",
+                                      modified: try modified("wide"), size: try byteCount("wide"))
+        let previewFile = try #require(pyramids?.preview)
         let previewTiles = try #require(try StoredTileReader(source: ImageSource(path: previewFile)))
         let stored = try #require(try previewTiles.jpeg(scale: 1, column: 0, row: 0))
         #expect(fromPreview.body == stored, "a whole tile at 1/8 is the preview's stored tile")

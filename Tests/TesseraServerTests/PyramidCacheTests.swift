@@ -44,22 +44,20 @@ import Tessera
     @Test func aPreviewPyramidAnswersUntilTheFullOneIsBuilt() throws {
         let cache = try PyramidCache(folder: folder + "/cache", minimumSide: 1)
         let path = try image("preview")
-        #expect(try pyramids(cache, path)?.full == nil)
-        // Holding the queue after the preview's build keeps the full build waiting behind it.
+        // Holding the queue of full builds keeps the full pyramid waiting while the preview is built.
         let release = DispatchSemaphore(value: 0)
-        cache.queue.async { release.wait() }
-        var preview: String?
-        for _ in 0..<600 where preview == nil {
-            preview = try pyramids(cache, path)?.preview
-            if preview == nil { Thread.sleep(forTimeInterval: 0.05) }
-        }
-        let previewSource = try ImageSource(path: try #require(preview))
-        #expect(previewSource.properties.size == Size(width: 75, height: 50))
+        cache.fullBuilds.async { release.wait() }
+        #expect(try pyramids(cache, path)?.full == nil)
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect(cache.waitForPreview(path: path, modified: attributes[.modificationDate] as! Date,
+                                     size: attributes[.size] as! Int))
+        let preview = try #require(try pyramids(cache, path)?.preview)
+        #expect(try ImageSource(path: preview).properties.size == Size(width: 75, height: 50))
         #expect(try pyramid(cache, path) == nil)
         release.signal()
         cache.waitUntilIdle()
         #expect(try pyramid(cache, path) != nil)
-        #expect(!FileManager.default.fileExists(atPath: try #require(preview)))
+        #expect(!FileManager.default.fileExists(atPath: preview))
     }
 
     @Test func theLeastRecentlyUsedPyramidsAreRemovedBeyondTheLimit() throws {

@@ -119,9 +119,15 @@ public final class IIIFService: Sendable {
         guard IIIFRenderer.knownFormats.contains(parsed.format) else {
             throw IIIFError.badRequest("unknown format '\(parsed.format)'")
         }
-        let image = try open(path)
+        var image = try open(path)
         let size = image.source.properties.size
         let resolved = try parsed.resolve(for: size, limits: configuration.limits)
+        let reduction = IIIFRenderer.reduction(for: resolved)
+        if let cache = configuration.cache, !image.fromCache, image.preview == nil,
+           reduction >= PyramidCache.previewFactor,
+           cache.waitForPreview(path: path, modified: image.modified, size: image.size) {
+            image = try open(path)
+        }
         let maxSize = IIIFRequest.maxSize(of: resolved.region.size, limits: configuration.limits, upscale: false)
         let canonical = base + "/" + resolved.canonicalPath(imageSize: size, maxSize: maxSize)
         var response: HTTPResponse
@@ -130,7 +136,6 @@ public final class IIIFService: Sendable {
         } else if let stored = try storedTile(for: resolved, in: image) {
             response = cached(stored, contentType: "image/jpeg", image: image, tag: canonical, request: request)
         } else {
-            let reduction = IIIFRenderer.reduction(for: resolved)
             let preview = image.preview.flatMap { reduction >= $0.factor ? $0 : nil }
             let (bytes, mediaType) = try IIIFRenderer.render(resolved, from: preview?.source ?? image.source,
                                                              reducedBy: preview?.factor ?? 1,
