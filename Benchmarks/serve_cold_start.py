@@ -4,11 +4,10 @@
     Benchmarks/serve_cold_start.py [--size 100mp|1gp] [--markdown]
 
 A viewer's first screen is the tiles of the level at which the whole image fits 1024 x 1024 pixels, asked for in
-the IIIF form OpenSeadragon uses, four at a time. With an empty pyramid cache the server answers at once by region
-reads while it builds, in the background, first a preview pyramid at 1/8 scale, then the full pyramid; the first
-screen is timed cold (its requests wait for the preview), again once the preview exists, and again once the full
-pyramid does. The peer is the
-usual way to serve such an image: `vips dzsave` it first (timed), then serve the static tiles."""
+the IIIF form OpenSeadragon uses, four at a time. With an empty pyramid cache the server builds, in the background,
+first a preview pyramid at 1/8 scale, then the full pyramid; the first screen is timed cold (its coarse requests
+wait for the preview), again once the preview exists, and again once the full pyramid does. The peer is the usual
+way to serve such an image: `vips dzsave` it first (timed), then serve the static tiles."""
 import argparse
 import concurrent.futures
 import os
