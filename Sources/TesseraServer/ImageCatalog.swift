@@ -13,14 +13,14 @@ public struct ImageCatalog: Sendable {
     /// Identifiers longer than this are refused without touching the file system.
     static let maxIdentifierLength = 1024
 
-    /// Serves `path`: a folder (every image under it) or one image file.
+    /// Serves `path`: a folder (every image under it) or one image: a file, or a IIIF level-0 folder.
     public init(path: String) throws {
         guard let resolved = Self.realPath(path) else {
             throw IIIFError.notFound("\(path): no such file or folder")
         }
         var isFolder: ObjCBool = false
         _ = FileManager.default.fileExists(atPath: resolved, isDirectory: &isFolder)
-        if isFolder.boolValue {
+        if isFolder.boolValue && !FileManager.default.fileExists(atPath: resolved + "/info.json") {
             root = resolved
             singleFile = nil
         } else {

@@ -46,4 +46,21 @@ import Testing
         #expect(catalog.file(for: "../a.jpg") == nil)
         #expect(catalog.identifiers() == ["b.png"])
     }
+
+    @Test func pyramidsAreImagesAndTheirTilesAreNot() throws {
+        let files = FileManager.default
+        for folder in ["/maps/deep_files/0", "/static/full/max/0"] {
+            try files.createDirectory(atPath: root + folder, withIntermediateDirectories: true)
+        }
+        for path in ["/maps/deep.dzi", "/maps/deep_files/0/0_0.jpeg", "/static/info.json", "/static/full/max/0/default.jpg"] {
+            _ = files.createFile(atPath: root + path, contents: Data([1]))
+        }
+        let catalog = try ImageCatalog(path: root)
+        #expect(catalog.identifiers() == ["a.jpg", "inside.jpg", "maps/b.png", "maps/deep.dzi", "static"])
+        #expect(catalog.file(for: "maps/deep")?.hasSuffix("/root/maps/deep.dzi") == true)
+        #expect(catalog.file(for: "static")?.hasSuffix("/root/static/info.json") == true)
+        let alone = try ImageCatalog(path: root + "/static")
+        #expect(alone.identifiers() == ["static"])
+        #expect(alone.file(for: "static")?.hasSuffix("/root/static/info.json") == true)
+    }
 }
