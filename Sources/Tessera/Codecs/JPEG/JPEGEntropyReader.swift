@@ -1,8 +1,12 @@
 /// Reads the bits of one scan's entropy-coded data through a file cursor of its own: removes stuffed zero bytes
 /// after 0xFF, stops at the next marker (feeding zero bits past it, as libjpeg does) and steps over restart
-/// markers when asked. Bits are kept left-aligned in a 64-bit buffer.
-final class JPEGEntropyReader {
+/// markers when asked. Bits are kept left-aligned in a 64-bit buffer. A value type, so the hot loop that owns it
+/// as a local pays no exclusivity checks; its bytes come a chunk at a time from its own `BufferedInput`.
+struct JPEGEntropyReader {
     private let input: BufferedInput
+    private var chunk: [UInt8]
+    private var chunkEnd = 0
+    private var index = 0
     private var buffer: UInt64 = 0
     /// Valid bits in `buffer`, the zero bits fed past a marker included.
     private var count = 0
@@ -11,9 +15,13 @@ final class JPEGEntropyReader {
     /// The marker that ended the data (its second byte), or nil while data remains; 0 when the file ended.
     private(set) var marker: UInt8?
 
+    /// Bytes read from the file at a time.
+    private static let chunkSize = 1 << 16
+
     /// Starts reading at `offset`, the first byte after a scan header.
     init(input: BufferedInput, offset: Int) {
         self.input = input
+        chunk = [UInt8](repeating: 0, count: Self.chunkSize)
         input.seek(to: offset)
     }
 
@@ -22,27 +30,38 @@ final class JPEGEntropyReader {
 
     /// Tops the buffer up to at least 57 bits.
     @inline(__always)
-    func fill() {
+    mutating func fill() {
         while count <= 56 {
             var byte: UInt8 = 0
-            if marker == nil {
-                byte = nextDataByte()
-            }
+            if marker == nil { byte = nextDataByte() }
             if marker != nil { padding += 8 }
             buffer |= UInt64(byte) << UInt64(56 - count)
             count += 8
         }
     }
 
+    /// The next byte of the file, or nil at its end.
+    @inline(__always)
+    private mutating func nextByte() -> UInt8? {
+        if index == chunkEnd {
+            index = 0
+            chunkEnd = (try? chunk.withUnsafeMutableBytes { try input.read(into: $0) }) ?? 0
+            if chunkEnd == 0 { return nil }
+        }
+        let byte = chunk[index]
+        index += 1
+        return byte
+    }
+
     /// The next byte of entropy-coded data; sets `marker` (and returns 0) at a marker or the end of the file.
-    private func nextDataByte() -> UInt8 {
-        guard let byte = try? input.readByte() else {
+    private mutating func nextDataByte() -> UInt8 {
+        guard let byte = nextByte() else {
             marker = 0
             return 0
         }
         guard byte == 0xFF else { return byte }
-        var next = (try? input.readByte()) ?? nil
-        while next == 0xFF { next = (try? input.readByte()) ?? nil }
+        var next = nextByte()
+        while next == 0xFF { next = nextByte() }
         guard let next else {
             marker = 0
             return 0
@@ -57,14 +76,14 @@ final class JPEGEntropyReader {
     func peek(_ bits: Int) -> UInt32 { UInt32(truncatingIfNeeded: buffer >> UInt64(64 - bits)) }
 
     @inline(__always)
-    func consume(_ bits: Int) {
+    mutating func consume(_ bits: Int) {
         buffer <<= UInt64(bits)
         count -= bits
     }
 
     /// Reads `bits` bits (0...16) as an unsigned number.
     @inline(__always)
-    func read(_ bits: Int) -> Int {
+    mutating func read(_ bits: Int) -> Int {
         guard bits > 0 else { return 0 }
         fill()
         let value = Int(peek(bits))
@@ -74,21 +93,19 @@ final class JPEGEntropyReader {
 
     /// Reads the `size` bits of a coefficient difference and extends their sign (T.81 F.2.2.1).
     @inline(__always)
-    func readSigned(_ size: Int) -> Int {
+    mutating func readSigned(_ size: Int) -> Int {
         let value = read(size)
         return value < 1 << (size - 1) ? value - (1 << size) + 1 : value
     }
 
     /// Steps over the restart marker ending an interval: drops the bits left in the byte, then expects RSTn with
     /// `number` = n. Returns false when another marker, or the end of the file, is there instead.
-    func restart(expecting number: Int) -> Bool {
+    mutating func restart(expecting number: Int) -> Bool {
         buffer = 0
         count = 0
         padding = 0
-        if marker == nil {
-            // The interval's last byte was already consumed; the marker follows (after any fill bytes).
-            while marker == nil { _ = nextDataByte() }
-        }
+        // The interval's last byte may have been consumed before the marker was seen; it follows (after any fill).
+        while marker == nil { _ = nextDataByte() }
         let found = marker
         marker = nil
         return found == 0xD0 + UInt8(number & 7)

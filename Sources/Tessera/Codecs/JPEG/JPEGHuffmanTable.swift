@@ -55,7 +55,7 @@ struct JPEGHuffmanTable {
 
     /// Decodes one symbol from the reader, or nil when the bits form no code.
     @inline(__always)
-    func decode(_ reader: JPEGEntropyReader) -> UInt8? {
+    func decode(_ reader: inout JPEGEntropyReader) -> UInt8? {
         reader.fill()
         let entry = lookup[Int(reader.peek(Self.lookupBits))]
         if entry != 0 {

@@ -1,0 +1,142 @@
+"""Progressive JPEG: `info` counts scans, `convert --progressive` writes them, and reads at 1/8 (decoded from the
+DC scans alone by Tessera's own decoder) agree with libjpeg's (djpeg -scale 1/8) for files made by cjpeg and Pillow."""
+import io
+import json
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from conftest import photo, read_png, run
+
+pytestmark = pytest.mark.skipif(shutil.which("cjpeg") is None or shutil.which("djpeg") is None,
+                                reason="libjpeg-turbo's cjpeg and djpeg are not installed")
+
+
+def count_scans(path):
+    """The SOS markers in a JPEG, found by walking its segments and skipping entropy-coded data: the oracle."""
+    data = read_bytes(path)
+    offset, scans = 2, 0
+    while offset + 4 <= len(data):
+        assert data[offset] == 0xFF
+        marker = data[offset + 1]
+        if marker == 0xD9:
+            break
+        length = data[offset + 2] << 8 | data[offset + 3]
+        offset += 2 + length
+        if marker == 0xDA:
+            scans += 1
+            while not (data[offset] == 0xFF and data[offset + 1] not in (0, *range(0xD0, 0xD8))):
+                offset += 1
+    return scans
+
+
+def read_bytes(path):
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def djpeg_eighth(path):
+    output = subprocess.run(["djpeg", "-scale", "1/8", "-pnm", str(path)], capture_output=True, check=True).stdout
+    return np.asarray(Image.open(io.BytesIO(output)))
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("progressive")
+    images = {}
+    for height, width in [(613, 829), (203, 301), (45, 97), (8, 8), (1, 1)]:
+        path = folder / f"photo-{width}x{height}.ppm"
+        Image.fromarray(photo(height, width, 3, seed=width)).save(path)
+        images[(width, height)] = path
+    return folder, images
+
+
+def make(folder, source, maker, sampling, restart):
+    """A progressive JPEG of `source` written by cjpeg or Pillow."""
+    path = folder / f"{source.stem}-{maker}-{sampling}-{restart}.jpg"
+    if maker == "cjpeg":
+        flags = ["-grayscale"] if sampling == "gray" else ["-sample", sampling]
+        flags += ["-restart", f"{restart}B"] if restart else []
+        subprocess.run(["cjpeg", "-progressive", "-quality", "85", *flags, "-outfile", str(path), str(source)], check=True)
+    else:
+        image = Image.open(source)
+        if sampling == "gray":
+            image.convert("L").save(path, progressive=True, quality=90)
+        else:
+            image.save(path, progressive=True, quality=90, subsampling={"1x1": 0, "2x1": 1, "2x2": 2}[sampling])
+    return path
+
+
+CASES = [(maker, sampling, restart) for maker in ["cjpeg", "pillow"] for sampling in ["1x1", "2x1", "2x2", "gray"]
+         for restart in ([0, 3] if maker == "cjpeg" else [0])]
+
+
+@pytest.mark.parametrize("maker,sampling,restart", CASES)
+def test_one_eighth_of_a_progressive_jpeg_equals_djpeg(tessera, tmp_path, sources, maker, sampling, restart):
+    folder, images = sources
+    for size, source in images.items():
+        path = make(folder, source, maker, sampling, restart)
+        target = tmp_path / "eighth.png"
+        result = run(tessera, "convert", path, target, "--scale", "1/8")
+        assert result.returncode == 0, result.stderr
+        got = read_png(target).astype(int)
+        expected = djpeg_eighth(path).astype(int).reshape(got.shape)
+        difference = np.abs(got - expected)
+        if sampling == "2x2":
+            # libjpeg scales 4:2:0 chroma by a 2x2 IDCT (AC terms included); the DC decoder interpolates the
+            # block means, so chroma differs where it changes within a block.
+            assert difference.mean() <= 2.5 and difference.max() <= 40, (size, difference.mean(), difference.max())
+        else:
+            assert difference.max() == 0, (size, difference.max())
+
+
+def test_info_reports_the_number_of_scans(tessera, tmp_path, sources):
+    _, images = sources
+    source = images[(301, 203)]
+    baseline = tmp_path / "baseline.jpg"
+    subprocess.run(["cjpeg", "-outfile", str(baseline), str(source)], check=True)
+    color = make(tmp_path, source, "cjpeg", "2x2", 0)
+    gray = make(tmp_path, source, "cjpeg", "gray", 0)
+    for path, scans in [(baseline, 1), (color, 10), (gray, 6)]:
+        assert count_scans(path) == scans
+        report = json.loads(run(tessera, "info", "--json", path).stdout)
+        assert report["scans"] == scans and report["isProgressive"] == (scans > 1)
+        assert f"  scans        {scans}\n" in run(tessera, "info", path).stdout
+    png = tmp_path / "image.png"
+    Image.open(source).save(png)
+    assert "scans" not in json.loads(run(tessera, "info", "--json", png).stdout)
+
+
+@pytest.mark.parametrize("flags", [["--subsampling", "444"], []])
+def test_convert_progressive_writes_libjpegs_default_progression(tessera, tmp_path, sources, flags):
+    _, images = sources
+    target = tmp_path / "progressive.jpg"
+    result = run(tessera, "convert", images[(829, 613)], target, "--progressive", *flags)
+    assert result.returncode == 0, result.stderr
+    assert count_scans(target) == 10
+    with Image.open(target) as image:
+        assert image.info.get("progressive") or image.info.get("progression")
+        decoded = np.asarray(image.convert("RGB")).astype(int)
+    assert np.abs(decoded - np.asarray(Image.open(images[(829, 613)])).astype(int)).mean() < 3
+
+
+def test_thumbnail_of_a_progressive_jpeg_matches_the_baseline_one(tessera, tmp_path, sources):
+    _, images = sources
+    source = images[(829, 613)]
+    baseline = tmp_path / "baseline.jpg"
+    subprocess.run(["cjpeg", "-quality", "85", "-outfile", str(baseline), str(source)], check=True)
+    progressive = tmp_path / "progressive.jpg"
+    subprocess.run(["jpegtran", "-progressive", "-outfile", str(progressive), str(baseline)], check=True)
+    thumbnails = []
+    for path in [baseline, progressive]:
+        target = tmp_path / f"{path.stem}-thumb.png"
+        # 1/8 is decoded from the DC scans: libjpeg would need 1.5 MiB of coefficients, over this limit.
+        result = run(tessera, "thumbnail", path, "-s", "32", "-o", target, "--memory-limit", "1M")
+        assert result.returncode == 0, result.stderr
+        thumbnails.append(read_png(target).astype(int))
+    assert thumbnails[0].shape == thumbnails[1].shape == (24, 32, 3)
+    difference = np.abs(thumbnails[0] - thumbnails[1])
+    assert difference.max() <= 6 and difference.mean() <= 1.0, (difference.max(), difference.mean())
