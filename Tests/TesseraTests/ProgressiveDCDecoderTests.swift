@@ -41,12 +41,15 @@ import Testing
         }
     }
 
+    /// libjpeg scales 4:2:0 chroma by a 2x2 IDCT of each block, AC terms included, which DC alone cannot give:
+    /// on chroma ramps the interpolated block means stay within a level or two of it.
     @Test func oneEighthOf420ChromaStaysCloseToLibjpegs2x2IDCT() throws {
-        let path = try progressive(original, subsampling: .s420, name: "420.jpg")
+        let ramps = TestImages.make(width: 301, height: 203, format: .rgb8, smooth: true)
+        let path = try progressive(ramps, subsampling: .s420, name: "420.jpg")
         let decoded = try ImageSource(path: path).makeReader(ReadOptions(scale: 8)).readAll()
         let expected = try libjpegEighth(path)
-        #expect(TestImages.meanDifference(decoded, expected) <= 2.5)
-        #expect(TestImages.maxDifference(decoded, expected) <= 24)
+        #expect(TestImages.meanDifference(decoded, expected) <= 1)
+        #expect(TestImages.maxDifference(decoded, expected) <= 6)
     }
 
     @Test func dcPathNeedsNoCoefficientBufferAndStreamsStrips() throws {
