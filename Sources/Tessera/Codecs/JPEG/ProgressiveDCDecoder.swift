@@ -1,5 +1,5 @@
 /// Decodes a progressive JPEG at 1/8 scale from its DC scans alone, in memory bounded by the width: each 8x8
-/// block's mean (its dequantised DC / 8 + 128, libjpeg's 1x1 IDCT) becomes one pixel, chroma is replicated up to
+/// block's mean (its dequantised DC / 8 + 128, libjpeg's 1x1 IDCT) becomes one pixel, chroma is brought up to
 /// the luma grid and YCbCr is converted to RGB with libjpeg's tables. libjpeg would hold the whole image's
 /// coefficients (2.9 GB for a gigapixel) before its first row; this reads the DC first scan and each DC refinement
 /// scan in lockstep, one file cursor per scan, one row of MCUs at a time (they code the same MCUs in the same
@@ -7,10 +7,11 @@
 ///
 ///     JPEGScanIndex (marker walk) -> one JPEGEntropyReader per DC scan
 ///       -> per MCU row: first scan sets pred << Al, refinements OR in their bit -> DC rows per component
-///       -> (DC * q + 4) >> 3 + 128 -> upsample by replication -> YCbCr to RGB -> rows
+///       -> (DC * q + 4) >> 3 + 128 -> upsample (repeat, or interpolate 4:2:0 chroma) -> YCbCr to RGB -> rows
 ///
-/// libjpeg at 1/8 scales 4:2:0 chroma by a 2x2 IDCT (AC terms included) rather than replicating block means, so
-/// chroma may differ from its output by a level or two where chroma varies within a block.
+/// Gray, 4:4:4 and 4:2:2 equal libjpeg's 1/8 output exactly. For 4:2:0 libjpeg scales chroma by a 2x2 IDCT, AC
+/// terms included, which DC alone cannot give: the block means are interpolated instead, within a level or two
+/// of it where chroma changes smoothly, more at sharp colour edges inside a 16-pixel block.
 final class ProgressiveDCDecoder: RowDecoder {
     /// How the components become output samples.
     private enum ColorTransform { case gray, ycbcr, rgb }
