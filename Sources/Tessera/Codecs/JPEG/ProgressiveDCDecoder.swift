@@ -84,7 +84,10 @@ final class ProgressiveDCDecoder: RowDecoder {
         guard properties.isProgressive, request.scale == 8, request.page == 0, properties.bitDepth == 8,
               properties.channels == 1 || properties.channels == 3 else { return nil }
         let index = try JPEGScanIndex(input: input)
-        guard index.frame.isProgressive, index.frame.precision == 8, index.frame.hasIntegralSampling else { return nil }
+        // Each DC scan gets a file cursor of its own; a real file has one first scan and at most 13 refinements
+        // per component, so more is left to libjpeg rather than opening a file per scan.
+        guard index.frame.isProgressive, index.frame.precision == 8, index.frame.hasIntegralSampling,
+              index.scans.filter(\.isDC).count <= 4 * 14 else { return nil }
         return try ProgressiveDCDecoder(index: index, input: input, request: request)
     }
 
@@ -180,10 +183,10 @@ final class ProgressiveDCDecoder: RowDecoder {
 
     /// Decodes the next row of MCUs from every DC scan, in file order, and dequantises it.
     private func decodeMCURow() throws {
-        let row = mcuRow, place = "before row \((outputRow + 1).grouped) of \(size.height.grouped) at 1/8 scale"
+        let row = mcuRow
         try cursors.withUnsafeMutableBufferPointer { cursors in
             for index in cursors.indices {
-                try decode(&cursors[index], mcuRow: row, place: place)
+                try decode(&cursors[index], mcuRow: row)
                 guard cursors[index].reader.overran && !allowPartial else { continue }
                 if cursors[index].reader.marker == 0 { throw TesseraError.truncated(path: name, detail: "in a DC scan, \(place)") }
                 throw TesseraError.corrupt(path: name, detail: "a DC scan's data ends early, \(place)")
@@ -193,7 +196,10 @@ final class ProgressiveDCDecoder: RowDecoder {
         mcuRow += 1
     }
 
-    private func decode(_ cursor: inout ScanCursor, mcuRow: Int, place: String) throws {
+    /// Where decoding is, for error messages.
+    private var place: String { "before row \((outputRow + 1).grouped) of \(size.height.grouped) at 1/8 scale" }
+
+    private func decode(_ cursor: inout ScanCursor, mcuRow: Int) throws {
         let scan = cursor.scan
         // The block loop touches only locals and pointers: a table read out of an array per block would be
         // retained and released per block, a third of the time.
@@ -208,7 +214,7 @@ final class ProgressiveDCDecoder: RowDecoder {
             case 2: table = table2
             default: table = table3
             }
-            try decodeBlock(&cursor, position: position, table: table, into: coefficient, place: place)
+            try decodeBlock(&cursor, position: position, table: table, into: coefficient)
         }
         if scan.components.count == 1 {
             // A one-component scan codes that component's blocks in raster order, with no MCU padding.
@@ -217,7 +223,7 @@ final class ProgressiveDCDecoder: RowDecoder {
             for blockRow in firstRow..<max(firstRow, lastRow) {
                 let base = coefficients[component] + (blockRow - firstRow) * stride
                 for column in 0..<info.blocksAcross {
-                    try startUnit(&cursor, place: place)
+                    try startUnit(&cursor)
                     try block(0, base + column)
                 }
             }
@@ -226,7 +232,7 @@ final class ProgressiveDCDecoder: RowDecoder {
         let slots = cursor.slots
         try slots.withUnsafeBufferPointer { slots in
             for mcu in 0..<frame.mcusAcross {
-                try startUnit(&cursor, place: place)
+                try startUnit(&cursor)
                 for slot in slots { try block(slot.position, slot.base + mcu * slot.step) }
             }
         }
@@ -234,7 +240,7 @@ final class ProgressiveDCDecoder: RowDecoder {
 
     /// Steps over a restart marker when the interval is used up, resetting the predictions.
     @inline(__always)
-    private func startUnit(_ cursor: inout ScanCursor, place: String) throws {
+    private func startUnit(_ cursor: inout ScanCursor) throws {
         let interval = cursor.scan.restartInterval
         guard interval > 0 else { return }
         if cursor.started && cursor.restartsLeft == 0 {
@@ -253,7 +259,7 @@ final class ProgressiveDCDecoder: RowDecoder {
     /// refinement scan (one more bit, ORed in at Al), as libjpeg's `decode_mcu_DC_first` and `_refine` do.
     @inline(__always)
     private func decodeBlock(_ cursor: inout ScanCursor, position: Int, table: JPEGHuffmanTable?,
-                             into coefficient: UnsafeMutablePointer<Int16>, place: String) throws {
+                             into coefficient: UnsafeMutablePointer<Int16>) throws {
         let shift = cursor.shift
         if cursor.isFirst {
             guard let size = table?.decode(&cursor.reader), size <= 15 else {
