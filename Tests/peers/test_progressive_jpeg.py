@@ -54,10 +54,22 @@ def sources(tmp_path_factory):
     return folder, images
 
 
+# DC first scans one component at a time with Al = 2, then refined twice: once interleaved (Al 2 -> 1), then
+# chroma together and luma alone (1 -> 0), with the AC scans in between.
+SCAN_SCRIPT = """0: 0 0 0 2; 1: 0 0 0 2; 2: 0 0 0 2; 0: 1 63 0 0; 1: 1 63 0 0; 2: 1 63 0 0;
+0 1 2: 0 0 2 1; 1 2: 0 0 1 0; 0: 0 0 1 0;"""
+
+
 def make(folder, source, maker, sampling, restart):
-    """A progressive JPEG of `source` written by cjpeg or Pillow."""
+    """A progressive JPEG of `source` written by cjpeg (its default progression, or SCAN_SCRIPT) or Pillow."""
     path = folder / f"{source.stem}-{maker}-{sampling}-{restart}.jpg"
-    if maker == "cjpeg":
+    if maker == "script":
+        script = folder / "scans.txt"
+        script.write_text(SCAN_SCRIPT)
+        flags = ["-restart", f"{restart}B"] if restart else []
+        subprocess.run(["cjpeg", "-scans", str(script), "-sample", sampling, *flags, "-outfile", str(path), str(source)],
+                       check=True)
+    elif maker == "cjpeg":
         flags = ["-grayscale"] if sampling == "gray" else ["-sample", sampling]
         flags += ["-restart", f"{restart}B"] if restart else []
         subprocess.run(["cjpeg", "-progressive", "-quality", "85", *flags, "-outfile", str(path), str(source)], check=True)
@@ -72,6 +84,7 @@ def make(folder, source, maker, sampling, restart):
 
 CASES = [(maker, sampling, restart) for maker in ["cjpeg", "pillow"] for sampling in ["1x1", "2x1", "2x2", "gray"]
          for restart in ([0, 3] if maker == "cjpeg" else [0])]
+CASES += [("script", sampling, 2) for sampling in ["1x1", "2x1", "2x2"]]
 
 
 @pytest.mark.parametrize("maker,sampling,restart", CASES)
