@@ -231,6 +231,19 @@ def cached_png(jpeg_path):
     return png_path
 
 
+def cached_progressive(jpeg_path):
+    """The progressive variant next to a cached sample JPEG (jpegtran -progressive: the same coefficients in
+    libjpeg's default ten scans), made on first use. jpegtran holds every coefficient: 2.9 GB and about 40 s at a
+    gigapixel."""
+    progressive_path = os.path.splitext(jpeg_path)[0] + "-progressive.jpg"
+    if not os.path.exists(progressive_path):
+        partial = progressive_path + ".partial"
+        subprocess.run(["jpegtran", "-progressive", "-copy", "all", "-outfile", partial, jpeg_path], check=True)
+        os.replace(partial, progressive_path)
+        print(f"{progressive_path}: {os.path.getsize(progressive_path) / 1e6:.1f} MB", file=sys.stderr)
+    return progressive_path
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", help="the JPEG to write")

@@ -17,15 +17,18 @@ enum InfoCommand: Command {
     private struct Report: Encodable {
         let path: String
         let properties: ImageProperties?
+        /// JPEG: the number of scans.
+        let scans: Int?
         let verified: Bool?
         let error: String?
 
-        enum CodingKeys: String, CodingKey { case path, verified, error }
+        enum CodingKeys: String, CodingKey { case path, scans, verified, error }
 
         func encode(to encoder: any Encoder) throws {
             try properties?.encode(to: encoder)
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(path, forKey: .path)
+            try container.encodeIfPresent(scans, forKey: .scans)
             try container.encodeIfPresent(verified, forKey: .verified)
             try container.encodeIfPresent(error, forKey: .error)
         }
@@ -44,7 +47,7 @@ enum InfoCommand: Command {
         } else {
             for report in reports {
                 if let properties = report.properties {
-                    print(describe(properties, path: report.path, verified: report.verified))
+                    print(describe(properties, path: report.path, scans: report.scans, verified: report.verified))
                 }
             }
         }
@@ -55,21 +58,25 @@ enum InfoCommand: Command {
     private static func report(for path: String, verify: Bool, budget: MemoryBudget) -> Report {
         do {
             let source = try ImageSource(path: path, budget: budget)
-            guard verify else { return Report(path: path, properties: source.properties, verified: nil, error: nil) }
+            let scans: Int?
+            do { scans = try source.scanCount() } catch {
+                return Report(path: path, properties: source.properties, scans: nil, verified: nil, error: "\(error)")
+            }
+            guard verify else { return Report(path: path, properties: source.properties, scans: scans, verified: nil, error: nil) }
             do {
                 let reader = try source.makeReader()
                 var strip = reader.makeStrip()
                 while try reader.read(into: &strip, maxRows: 64) {}
-                return Report(path: path, properties: source.properties, verified: true, error: nil)
+                return Report(path: path, properties: source.properties, scans: scans, verified: true, error: nil)
             } catch {
-                return Report(path: path, properties: source.properties, verified: false, error: "\(error)")
+                return Report(path: path, properties: source.properties, scans: scans, verified: false, error: "\(error)")
             }
         } catch {
-            return Report(path: path, properties: nil, verified: nil, error: "\(error)")
+            return Report(path: path, properties: nil, scans: nil, verified: nil, error: "\(error)")
         }
     }
 
-    private static func describe(_ properties: ImageProperties, path: String, verified: Bool?) -> String {
+    private static func describe(_ properties: ImageProperties, path: String, scans: Int?, verified: Bool?) -> String {
         var kind = properties.format.displayName
         if properties.isProgressive { kind += properties.format == .jpeg ? ", progressive" : ", interlaced" }
         let model: String
@@ -91,6 +98,7 @@ enum InfoCommand: Command {
             "  ICC profile  \(properties.hasICCProfile ? "yes" : "no")",
             "  file size    \(ByteCount(properties.fileSize)) (\(properties.fileSize.grouped) bytes)",
         ]
+        if let scans { lines.insert("  scans        \(scans)", at: 2) }
         if properties.pageCount > 1 { lines.append("  pages        \(properties.pageCount)") }
         if properties.levels.count > 1 {
             lines.append("  levels       " + properties.levels.map(\.description).joined(separator: ", "))

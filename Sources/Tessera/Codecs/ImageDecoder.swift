@@ -7,10 +7,16 @@ protocol ImageDecoder: RowDecoder {
     static func nativeScales(for properties: ImageProperties) -> [Int]
     /// Opens the image for decoding at `request.scale`, one of `nativeScales`.
     init(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws
+    /// Opens the row decoder for `request`: `init` unless the format has a cheaper path for it.
+    static func makeDecoder(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws -> any RowDecoder
 }
 
 extension ImageDecoder {
     static func nativeScales(for properties: ImageProperties) -> [Int] { [1] }
+
+    static func makeDecoder(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws -> any RowDecoder {
+        try Self(input: input, properties: properties, request: request)
+    }
 }
 
 /// What a decoder is asked for when it is opened.

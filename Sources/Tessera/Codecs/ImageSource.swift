@@ -77,7 +77,7 @@ public final class ImageSource: Sendable {
             ? decoderType.nativeScales(for: properties).filter { options.scale % $0 == 0 }.max() ?? 1 : 1
         let request = DecodeRequest(scale: nativeScale, page: options.page, budget: budget,
                                     allowPartial: options.allowPartial)
-        let decoder = try decoderType.init(input: input, properties: properties, request: request)
+        let decoder = try decoderType.makeDecoder(input: input, properties: properties, request: request)
         let full = Rect(options.page == 0 ? properties.size : decoder.size)
         let region = options.region ?? full
         guard !region.isEmpty, full.intersection(region) == region else {

@@ -45,6 +45,12 @@ final class JPEGDecoder: ImageDecoder {
 
     static func nativeScales(for properties: ImageProperties) -> [Int] { [1, 2, 4, 8] }
 
+    /// A progressive JPEG at 1/8 is decoded from its DC scans alone, in memory bounded by its width.
+    static func makeDecoder(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws -> any RowDecoder {
+        try ProgressiveDCDecoder.open(input: input, properties: properties, request: request)
+            ?? JPEGDecoder(input: input, properties: properties, request: request)
+    }
+
     init(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws {
         session = try JPEGSession(input: input)
         inputName = input.name

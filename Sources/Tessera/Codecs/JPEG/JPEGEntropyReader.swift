@@ -1,0 +1,113 @@
+/// Reads the bits of one scan's entropy-coded data through a file cursor of its own: removes stuffed zero bytes
+/// after 0xFF, stops at the next marker (feeding zero bits past it, as libjpeg does) and steps over restart
+/// markers when asked. Bits are kept left-aligned in a 64-bit buffer. A value type, so the hot loop that owns it
+/// as a local pays no exclusivity checks; its bytes come a chunk at a time from its own `BufferedInput`.
+struct JPEGEntropyReader {
+    private let input: BufferedInput
+    private var chunk: [UInt8]
+    private var chunkEnd = 0
+    private var index = 0
+    private var buffer: UInt64 = 0
+    /// Valid bits in `buffer`, the zero bits fed past a marker included.
+    private var count = 0
+    /// Zero bits fed after the data ended; consuming into them means the scan's data ran out.
+    private var padding = 0
+    /// The marker that ended the data (its second byte), or nil while data remains; 0 when the file ended.
+    private(set) var marker: UInt8?
+
+    /// Bytes read from the file at a time.
+    private static let chunkSize = 1 << 16
+
+    /// Starts reading at `offset`, the first byte after a scan header.
+    init(input: BufferedInput, offset: Int) {
+        self.input = input
+        chunk = [UInt8](repeating: 0, count: Self.chunkSize)
+        input.seek(to: offset)
+    }
+
+    /// Whether bits past the end of the data were consumed: the scan's data is cut short or corrupt.
+    var overran: Bool { count < padding }
+
+    /// Tops the buffer up to at least 57 bits.
+    @inline(__always)
+    mutating func fill() {
+        while count <= 56 {
+            var byte: UInt8 = 0
+            if marker == nil { byte = nextDataByte() }
+            if marker != nil { padding += 8 }
+            buffer |= UInt64(byte) << UInt64(56 - count)
+            count += 8
+        }
+    }
+
+    /// The next byte of the file, or nil at its end.
+    @inline(__always)
+    private mutating func nextByte() -> UInt8? {
+        if index == chunkEnd {
+            index = 0
+            chunkEnd = (try? chunk.withUnsafeMutableBytes { try input.read(into: $0) }) ?? 0
+            if chunkEnd == 0 { return nil }
+        }
+        let byte = chunk[index]
+        index += 1
+        return byte
+    }
+
+    /// The next byte of entropy-coded data; sets `marker` (and returns 0) at a marker or the end of the file.
+    private mutating func nextDataByte() -> UInt8 {
+        guard let byte = nextByte() else {
+            marker = 0
+            return 0
+        }
+        guard byte == 0xFF else { return byte }
+        var next = nextByte()
+        while next == 0xFF { next = nextByte() }
+        guard let next else {
+            marker = 0
+            return 0
+        }
+        if next == 0 { return 0xFF }
+        marker = next
+        return 0
+    }
+
+    /// The next `bits` bits (1...32) without consuming them; `fill()` must have run.
+    @inline(__always)
+    func peek(_ bits: Int) -> UInt32 { UInt32(truncatingIfNeeded: buffer >> UInt64(64 - bits)) }
+
+    @inline(__always)
+    mutating func consume(_ bits: Int) {
+        buffer <<= UInt64(bits)
+        count -= bits
+    }
+
+    /// Reads `bits` bits (0...16) as an unsigned number.
+    @inline(__always)
+    mutating func read(_ bits: Int) -> Int {
+        guard bits > 0 else { return 0 }
+        fill()
+        let value = Int(peek(bits))
+        consume(bits)
+        return value
+    }
+
+    /// Reads the `size` bits of a coefficient difference and extends their sign (T.81 F.2.2.1).
+    @inline(__always)
+    mutating func readSigned(_ size: Int) -> Int {
+        let value = read(size)
+        return value < 1 << (size - 1) ? value - (1 << size) + 1 : value
+    }
+
+    /// Steps over the restart marker ending an interval: drops the bits left in the byte, then expects RSTn with
+    /// `number` = n. Returns false when another marker, or the end of the file, is there instead.
+    mutating func restart(expecting number: Int) -> Bool {
+        buffer = 0
+        count = 0
+        padding = 0
+        // The interval's last byte may have been consumed before the marker was seen; it follows (after any fill).
+        while marker == nil { _ = nextDataByte() }
+        let found = marker
+        marker = nil
+        return found == 0xD0 + UInt8(number & 7)
+    }
+}
