@@ -12,7 +12,13 @@ export function enableOverview(viewer) {
   const scale = side / Math.max(width, height);
   overview.style.width = `${Math.round(width * scale)}px`;
   overview.style.height = `${Math.round(height * scale)}px`;
-  image.src = viewer.source.overviewURL(side * (window.devicePixelRatio || 1));
+  // Asked for after the first paint, so that it does not compete with the tiles the first paint needs.
+  const load = () => {
+    if (viewer.timing.firstPaintMs === null) return;
+    viewer.removeEventListener("frame", load);
+    image.src = viewer.source.overviewURL(side * (window.devicePixelRatio || 1));
+  };
+  viewer.addEventListener("frame", load);
 
   const update = () => {
     const rect = viewer.viewport.visibleRect;
