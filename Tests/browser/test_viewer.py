@@ -9,6 +9,7 @@ import statistics
 import numpy as np
 import pytest
 from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.actions.action_builder import ActionBuilder
 from selenium.webdriver.common.by import By
 
 from conftest import (HEIGHT, ROOT, WIDTH, canvas_pixels, debug, expected_pixels, make_driver, open_viewer, set_view,
@@ -261,3 +262,41 @@ def test_times_to_first_paint_and_full_sharpness(server):
     print(f"\nviewer times (ms, median of 3 cold loads): first paint {statistics.median(first_paint):.0f}, "
           f"fully sharp {statistics.median(sharp):.0f}, after a deep zoom fully sharp {statistics.median(deep):.0f}")
     assert all(value is not None and value > 0 for value in first_paint + sharp + deep)
+
+
+def test_pinch_zooms_about_its_centre_and_double_tap_zooms_in(server, browser):
+    open_viewer(browser, viewer_url(server))
+    set_view(browser, 2000, 1500, 0.5)
+    before = debug(browser)
+    box = browser.execute_script("const r = window.tessera.viewer.canvas.getBoundingClientRect(); return [r.left, r.top]")
+    builder = ActionBuilder(browser)
+    first, second = builder.add_pointer_input("touch", "first"), builder.add_pointer_input("touch", "second")
+    first.create_pointer_move(x=box[0] + 300, y=box[1] + 300)
+    second.create_pointer_move(x=box[0] + 500, y=box[1] + 300)
+    first.create_pointer_down(button=0)
+    second.create_pointer_down(button=0)
+    first.create_pause(0.3)
+    second.create_pointer_move(duration=300, x=box[0] + 700, y=box[1] + 300)
+    first.create_pointer_up(0)
+    second.create_pointer_up(0)
+    builder.perform()
+    after = debug(browser)
+    # Two fingers 200 pixels apart moved to 400: twice the zoom, and what was under their centre (400, 300) follows
+    # it to (500, 300).
+    assert after["zoom"] == pytest.approx(2 * before["zoom"])
+    was = ((before["offset"]["x"] + 400) / before["zoom"], (before["offset"]["y"] + 300) / before["zoom"])
+    now = ((after["offset"]["x"] + 500) / after["zoom"], (after["offset"]["y"] + 300) / after["zoom"])
+    assert now == pytest.approx(was, abs=0.5)
+
+    builder = ActionBuilder(browser)
+    finger = builder.add_pointer_input("touch", "finger")
+    for _ in range(2):
+        finger.create_pointer_move(duration=0, x=box[0] + 200, y=box[1] + 200)
+        finger.create_pointer_down(button=0)
+        finger.create_pointer_up(0)
+        finger.create_pause(0.05)
+    builder.perform()
+    tapped = wait_for(browser, "const d = window.tessera.viewer.debug(); return !d.animating && d.zoom > 1.5 && d")
+    assert tapped["zoom"] == pytest.approx(2 * after["zoom"])
+    assert ((tapped["offset"]["x"] + 200) / tapped["zoom"]) == pytest.approx(
+        (after["offset"]["x"] + 200) / after["zoom"], abs=0.5)

@@ -10,12 +10,17 @@ export function enableDoubleTap(viewer) {
     const box = canvas.getBoundingClientRect();
     viewer.zoomBy(event.shiftKey || event.altKey ? 0.5 : 2, { x: event.clientX - box.left, y: event.clientY - box.top });
   };
+  // Touch pointers send no dblclick in every browser, so taps are paired here, and a dblclick that follows
+  // touches is left alone in the browsers that do send one.
+  let lastPointerType = "mouse";
+  let lastTap = null;
+  canvas.addEventListener("pointerdown", (event) => {
+    lastPointerType = event.pointerType;
+  });
   canvas.addEventListener("dblclick", (event) => {
     event.preventDefault();
-    zoomAt(event);
+    if (lastPointerType !== "touch") zoomAt(event);
   });
-  // Touch pointers send no dblclick in every browser, so taps are paired here.
-  let lastTap = null;
   canvas.addEventListener("pointerup", (event) => {
     if (event.pointerType !== "touch") return;
     const now = performance.now();

@@ -21,7 +21,8 @@ export function enablePinch(viewer) {
     pointers.set(event.pointerId, { x: event.clientX, y: event.clientY });
     if (pointers.size !== 2 || !last) return;
     const now = measure();
-    if (last.distance > 0) viewer.zoomBy(now.distance / last.distance, now.centre, { animate: false });
+    // The content under the last centre keeps its place through the zoom, then follows the fingers to the new one.
+    if (last.distance > 0) viewer.zoomBy(now.distance / last.distance, last.centre, { animate: false });
     viewer.panBy({ x: last.centre.x - now.centre.x, y: last.centre.y - now.centre.y });
     last = now;
   });
