@@ -53,13 +53,20 @@ public struct ViewerAssets: Sendable {
     }
 
     /// The viewer page opening `source` (an info.json or .dzi address, absolute or relative to the page), or
-    /// opening whatever the page's `?src=` query names when `source` is nil.
+    /// opening whatever the page's `?src=` query names when `source` is nil. The source is also preloaded from the
+    /// page's head, so it arrives while the scripts load rather than after them.
     func page(source: String?, request: HTTPRequest) -> HTTPResponse {
         let path = folder + "/" + Self.pageName
-        guard let template = FileManager.default.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) })
+        guard var html = FileManager.default.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) })
         else { return .text(404, "not found") }
-        let html = template.replacingOccurrences(of: "data-src=\"\"",
-                                                 with: "data-src=\"\(escapeHTML(source ?? ""))\"")
+        if let source {
+            let escaped = escapeHTML(source)
+            html = html.replacingOccurrences(of: "data-src=\"\"", with: "data-src=\"\(escaped)\"")
+                .replacingOccurrences(of: "</head>", with: """
+                    <link rel="preload" as="fetch" crossorigin="anonymous" href="\(escaped)">
+                    </head>
+                    """)
+        }
         return cached(Array(html.utf8), contentType: Self.contentTypes["html"]!, path: path, request: request)
     }
 
