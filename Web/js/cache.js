@@ -54,6 +54,7 @@ export class TileCache {
     return entry;
   }
 
+  /** Whether a tile for `key` is held; changes neither the order nor the statistics. */
   has(key) {
     return this.tiles.has(key);
   }
@@ -64,11 +65,7 @@ export class TileCache {
     this.trim(this.byteBudget);
   }
 
-  /** Drops every tile (a new source). */
-  removeAll() {
-    for (const key of [...this.tiles.keys()]) this.remove(key);
-  }
-
+  /** Drops the tile for `key`, if held, and frees its bitmap. */
   remove(key) {
     const entry = this.tiles.get(key);
     if (!entry) return;

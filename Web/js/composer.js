@@ -3,6 +3,8 @@
 // else, if the next finer level holds all four tiles under it, those minified. Painting order: coarser
 // placeholders (coarsest first), finer ones, then the exact tiles, so a tile fading in lies over its stand-in.
 
+import { ancestorKey, tileKey } from "./tiling.js";
+
 /** Builds draw commands: { key, tile, source: {x, y, width, height} in tile pixels, edges: {x0, y0, x1, y1} in
  * content points, alpha, role }. */
 export class TileComposer {
@@ -36,14 +38,15 @@ export class TileComposer {
   /** The nearest coarser cached tile covering `planned`, cropped to it. */
   ancestor(planned, level, cache, now) {
     for (let up = 1; up <= level.level - this.levels[0]; up += 1) {
+      const { column, row } = ancestorKey(level.level, planned.column, planned.row, up);
       const coarse = this.layout.level(level.level - up);
-      const column = planned.column >> up, row = planned.row >> up;
-      const cached = cache.probe(`${coarse.level}/${column}_${row}`);
+      const key = tileKey(coarse.level, column, row);
+      const cached = cache.probe(key);
       if (!cached) continue;
       const origin = coarse.rect(column, row);
       const edges = level.edges(planned.column, planned.row);
       const scale = coarse.pixelsPerPoint;
-      return { key: `${coarse.level}/${column}_${row}`, level: coarse.level, tile: cached.tile, edges,
+      return { key, level: coarse.level, tile: cached.tile, edges,
         source: { x: (edges.x0 - origin.x) * scale, y: (edges.y0 - origin.y) * scale,
           width: (edges.x1 - edges.x0) * scale, height: (edges.y1 - edges.y0) * scale },
         alpha: this.fade(cached, now), role: "coarserPlaceholder" };
@@ -59,7 +62,7 @@ export class TileComposer {
     for (const [dx, dy] of [[0, 0], [1, 0], [0, 1], [1, 1]]) {
       const column = 2 * planned.column + dx, row = 2 * planned.row + dy;
       if (!fine.contains(column, row)) continue;
-      const cached = cache.probe(`${fine.level}/${column}_${row}`);
+      const cached = cache.probe(tileKey(fine.level, column, row));
       if (!cached) return [];
       commands.push(this.whole(cached, fine.planned(column, row), fine, this.fade(cached, now), "finerPlaceholder"));
     }

@@ -64,7 +64,8 @@ export class IIIFSource {
   overviewURL(side) {
     const sizes = this.sizes.map((size) => size.split(",").map(Number)).sort((a, b) => a[0] - b[0]);
     const size = sizes.find(([w, h]) => Math.max(w, h) >= side) ?? sizes[sizes.length - 1];
-    return size ? `${this.id}/full/${size[0]},${size[1]}/0/default.jpg` : this.tileURL(-(this.levelCount - 1), 0, 0);
+    return size ? `${this.id}/full/${size[0]},${size[1]}/0/default.jpg`
+      : `${this.id}/full/${Math.min(Math.ceil(side), this.width)},/0/default.jpg`;
   }
 }
 

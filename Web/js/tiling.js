@@ -86,6 +86,7 @@ export class LevelOfDetail {
     return { columns: Math.ceil(pixels.width / this.tileWidth), rows: Math.ceil(pixels.height / this.tileHeight) };
   }
 
+  /** Whether (column, row) is in this level's grid. */
   contains(column, row) {
     const grid = this.gridSize;
     return column >= 0 && column < grid.columns && row >= 0 && row < grid.rows;
@@ -145,6 +146,7 @@ export class TiledLayout {
     this.contentSize = contentSize;
   }
 
+  /** Level `level` of this layout, whether or not the configuration makes it available. */
   level(level) {
     return new LevelOfDetail(level, this.configuration, this.contentSize);
   }
@@ -213,6 +215,7 @@ export class ZoomLimits {
     this.maximum = Math.max(fit, maximum);
   }
 
+  /** `zoomScale` clamped to the limits. */
   clamp(zoomScale) {
     return Math.min(Math.max(zoomScale, this.minimum), this.maximum);
   }
@@ -248,11 +251,6 @@ export class ScrollViewport {
     this.contentOffset = this.boundedOffset(offset);
   }
 
-  /** Pans by `delta` screen points, within bounds. */
-  pan(delta) {
-    this.scroll({ x: this.contentOffset.x + delta.x, y: this.contentOffset.y + delta.y });
-  }
-
   /** A new view size, keeping the content at the centre and the zoom as far as the new limits allow. */
   resize(viewSize) {
     const centre = this.contentPoint({ x: this.viewSize.width / 2, y: this.viewSize.height / 2 });
@@ -269,6 +267,7 @@ export class ScrollViewport {
       y: (this.contentOffset.y + viewPoint.y) / this.zoomScale };
   }
 
+  /** `offset` held within the content along each axis, or centring the content where it is smaller. */
   boundedOffset(offset) {
     const axis = (value, content, view) => {
       const zoomed = content * this.zoomScale;
