@@ -303,3 +303,30 @@ def test_pinch_zooms_about_its_centre_and_double_tap_zooms_in(server, browser):
     assert tapped["zoom"] == pytest.approx(2 * after["zoom"])
     assert ((tapped["offset"]["x"] + 200) / tapped["zoom"]) == pytest.approx(
         (after["offset"]["x"] + 200) / after["zoom"], abs=0.5)
+
+
+def test_cache_evicts_least_recently_used_first_and_never_what_is_pinned(server, browser):
+    open_viewer(browser, viewer_url(server))
+    result = browser.execute_async_script("""
+        const done = arguments[0];
+        import('/web/js/cache.js').then(({TileCache}) => {
+          const closed = [];
+          const tile = (name) => ({bitmap: {close: () => closed.push(name)}});
+          const cache = new TileCache(300);
+          for (const key of ['a', 'b', 'c']) cache.insert(key, tile(key), 100, 0);
+          cache.tile('a');                         // a is now the most recently used
+          cache.setPinned(new Set(['b']));         // b is drawn: never evicted
+          cache.insert('d', tile('d'), 100, 0);    // over budget: c goes (a was used, b is pinned)
+          const afterD = [...cache.tiles.keys()];
+          const reserved = cache.reserve(100);     // makes room for a tile in flight: a goes
+          const refused = cache.reserve(200);      // only b (pinned) and d are left: d would have to go and
+                                                   // then b, which cannot, so nothing is reserved
+          done({afterD, afterReserve: [...cache.tiles.keys()], reserved, refused, closed,
+                bytes: cache.statistics.bytes, reservedBytes: cache.statistics.reservedBytes});
+        });
+    """)
+    assert result["afterD"] == ["b", "a", "d"]
+    assert result["reserved"] is True and result["afterReserve"] == ["b", "d"]
+    assert result["refused"] is False
+    assert result["closed"][:2] == ["c", "a"]
+    assert result["bytes"] + result["reservedBytes"] <= 300

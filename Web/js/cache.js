@@ -22,11 +22,13 @@ export class TileCache {
     this.trim(this.byteBudget);
   }
 
-  /** Sets `bytes` aside for a tile being fetched, evicting to make room; false (nothing reserved) when even
+  /** Sets `bytes` aside for a tile being fetched, evicting to make room; false, evicting nothing, when even
    * evicting every unpinned tile would not make room, so the caller waits. */
   reserve(bytes) {
+    let pinnedBytes = 0;
+    for (const [key, entry] of this.tiles) if (this.pinned.has(key)) pinnedBytes += entry.cost;
+    if (pinnedBytes + this.statistics.reservedBytes + bytes > this.byteBudget) return false;
     this.trim(this.byteBudget - bytes);
-    if (this.statistics.bytes + this.statistics.reservedBytes + bytes > this.byteBudget) return false;
     this.statistics.reservedBytes += bytes;
     return true;
   }
