@@ -173,6 +173,7 @@ export class Viewer extends EventTarget {
     const commands = this.composer.drawList(this.plan, this.cache, clock);
     this.cache.setPinned(new Set([...this.plan.visible.map((tile) => tile.key),
       ...this.plan.backstop.map((tile) => tile.key), ...commands.map((command) => command.key)]));
+    this.loader.pump(); // stand-ins no longer drawn were unpinned: a tile waiting for room may fit now
     this.drawer.draw(commands, this.viewport);
     this.timing.drawnTiles = commands.length;
     if (commands.length > 0 && this.timing.firstPaintMs === null) this.timing.firstPaintMs = clock;
