@@ -5,7 +5,7 @@
 TESSERA := .build/release/tessera
 SAMPLE := sample/sample.jpg
 
-.PHONY: deps build test unit-tests peer-tests run clean
+.PHONY: deps build test unit-tests peer-tests browser-tests run clean
 
 deps:
 	@scripts/install-deps
@@ -20,7 +20,11 @@ unit-tests: deps
 peer-tests: build
 	TESSERA=$(TESSERA) python3 -m pytest -q Tests/peers
 
-test: unit-tests peer-tests
+# The web viewer in headless Chromium (Debian's chromium and chromium-driver) against the release server.
+browser-tests: build
+	TESSERA=$(TESSERA) python3 -m pytest -q Tests/browser
+
+test: unit-tests peer-tests browser-tests
 
 $(SAMPLE): | build
 	python3 Benchmarks/make_sample.py $(SAMPLE) --megapixels 100
@@ -33,7 +37,7 @@ run: build $(SAMPLE)
 	$(TESSERA) tile $(SAMPLE) sample/pyramid --stats
 	@echo "wrote sample/middle.png (a 1024x1024 region), sample/overview.jpg (the whole image at 1/8),"
 	@echo "sample/thumbnail.jpg and sample/pyramid.dzi with sample/pyramid_files/ (a Deep Zoom pyramid)"
-	@echo "now serving the sample over IIIF: open http://127.0.0.1:8000/iiif/sample/info.json (Ctrl-C stops)"
+	@echo "now serving the sample: view it at http://127.0.0.1:8000/view/sample (IIIF: /iiif/sample/info.json; Ctrl-C stops)"
 	$(TESSERA) serve $(SAMPLE) --port 8000
 
 clean:

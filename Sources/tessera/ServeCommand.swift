@@ -10,7 +10,9 @@ enum ServeCommand: Command {
         details: """
             Every JPEG, PNG, TIFF, WebP, BMP or GIF under PATH is an image, and so is every pre-built pyramid (a
             Deep Zoom .dzi, a IIIF level-0 folder with its info.json); its identifier is its path relative to PATH,
-            with slashes written %2F. GET / lists them. Ctrl-C stops the server after the requests in flight.
+            with slashes written %2F. GET / lists them; /view/{identifier} opens one in the web viewer, whose files
+            (Web/) are found beside the executable or in one of its parent folders unless --web names them.
+            Ctrl-C stops the server after the requests in flight.
             A large image that is not a pyramid is served by region reads at first while a pyramidal TIFF of it is
             built in the cache, coarse levels first (a preview at 1/8 scale); then its tiles come from the pyramid,
             most as stored bytes.
@@ -23,6 +25,7 @@ enum ServeCommand: Command {
             Option("cache", value: "DIR", "where pyramids of large plain images are built (default ~/.cache/tessera)"),
             Option("cache-size", value: "SIZE", "most space the cached pyramids take (default 8G)"),
             Option("no-cache", "serve every image as it is, building no pyramids"),
+            Option("web", value: "DIR", "the viewer's files (default: the Web/ folder found from the executable up)"),
             Option("quiet", "no log line per request"),
         ])
 
@@ -47,11 +50,11 @@ enum ServeCommand: Command {
         } catch {
             throw TesseraError.io(path: paths[0], detail: "no such file or folder")
         }
-        let service = IIIFService(catalog: catalog, configuration: configuration)
+        let site = Site(service: IIIFService(catalog: catalog, configuration: configuration), viewer: try viewer(arguments))
         let quiet = arguments.flag("quiet")
         let server = HTTPServer { request in
             let start = DispatchTime.now()
-            let response = route(request, service: service)
+            let response = site.handle(request)
             if !quiet {
                 let milliseconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e6
                 let line = "\(request.method) \(request.path) \(response.status) \(response.body.count) \(milliseconds.fixed(1)) ms\n"
@@ -66,33 +69,25 @@ enum ServeCommand: Command {
         let stopped = DispatchSemaphore(value: 0)
         Interruption.shared.onInterrupt { _ in stopped.signal() }
         let count = catalog.identifiers().count
-        let banner = "serving \(count) image\(count == 1 ? "" : "s") from \(catalog.root) at "
-            + "http://\(host):\(server.port ?? 0)\(configuration.prefix)/  (Ctrl-C stops)\n"
+        let base = "http://\(host):\(server.port ?? 0)"
+        let banner = "serving \(count) image\(count == 1 ? "" : "s") from \(catalog.root) at \(base)\(configuration.prefix)/"
+            + (site.viewer == nil ? "" : " and the viewer at \(base)/") + "  (Ctrl-C stops)\n"
         FileHandle.standardOutput.write(Data(banner.utf8))
         stopped.wait()
         server.stop()
     }
 
-    /// `/` lists the images; everything under the prefix is IIIF; anything else is 404.
-    private static func route(_ request: HTTPRequest, service: IIIFService) -> HTTPResponse {
-        let prefix = service.configuration.prefix
-        if request.path == "/" || request.path == "/index.html" { return index(service: service) }
-        if request.path.hasPrefix(prefix + "/") { return service.handle(request) }
-        var response = HTTPResponse.text(404, "not found")
-        response.headers.append(("Access-Control-Allow-Origin", "*"))
-        return response
-    }
-
-    private static func index(service: IIIFService) -> HTTPResponse {
-        let prefix = service.configuration.prefix
-        let rows = service.catalog.identifiers().map { identifier -> String in
-            let encoded = identifier.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: "-._~"))) ?? identifier
-            let name = identifier.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            return "<li><a href=\"\(prefix)/\(encoded)/info.json\">\(name)</a></li>"
+    /// The viewer's files: `--web DIR` (which must hold them), else the `Web/` folder found from the executable up,
+    /// else none, with a warning, and the server runs without its viewer.
+    private static func viewer(_ arguments: Arguments) throws -> ViewerAssets? {
+        if let folder = arguments.value("web") { return try ViewerAssets(folder: folder) }
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? CommandLine.arguments[0]
+        if let folder = ViewerAssets.locate(from: executable), let viewer = try? ViewerAssets(folder: folder) {
+            return viewer
         }
-        let html = "<!doctype html><meta charset=utf-8><title>Tessera</title><h1>Images</h1><ul>\n"
-            + rows.joined(separator: "\n") + "\n</ul>\n"
-        return HTTPResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8"),
-                                                   ("Access-Control-Allow-Origin", "*")], body: Array(html.utf8))
+        let warning = "tessera serve: no Web/ folder found from \(executable) up, so /view/ is off; pass --web DIR\n"
+        FileHandle.standardError.write(Data(warning.utf8))
+        return nil
     }
 }

@@ -122,10 +122,13 @@ public final class HTTPServer: Sendable {
 /// Failures of the server itself (not of a request).
 public enum TesseraServerError: Error, CustomStringConvertible, Equatable {
     case cannotListen(address: String, port: Int)
+    /// The viewer's folder is missing or lacks its `index.html`.
+    case viewerNotFound(folder: String)
 
     public var description: String {
         switch self {
         case let .cannotListen(address, port): return "cannot listen on \(address):\(port) (in use, or not allowed)"
+        case let .viewerNotFound(folder): return "\(folder): not the viewer's folder (no index.html in it)"
         }
     }
 }

@@ -1,0 +1,110 @@
+import Foundation
+
+/// Everything `tessera serve` answers, one route per kind of path:
+///
+/// ```
+/// {prefix}/...        -> IIIFService (info.json, images)
+/// /web/{file}         -> ViewerAssets.file  (the viewer's scripts and styles)
+/// /view/{identifier}  -> ViewerAssets.page  (the viewer opened on that image's info.json)
+/// /view?src=URL       -> ViewerAssets.page  (the viewer opens any info.json or .dzi; the page reads the query)
+/// /                   -> index              (the images, each linked to its viewer page and info.json)
+/// ```
+///
+/// Routes are tried in order; a new kind of path is one more `Route` in `routes`. Every response carries
+/// `Access-Control-Allow-Origin: *`.
+public struct Site: Sendable {
+    /// One kind of path: whether a path is of that kind, and how to answer it.
+    public struct Route: Sendable {
+        /// Whether the route answers `path` (the request's path, still percent-encoded).
+        public let matches: @Sendable (_ path: String) -> Bool
+        /// The answer to a request the route matches.
+        public let respond: @Sendable (_ site: Site, _ request: HTTPRequest) -> HTTPResponse
+
+        /// A route answering the paths `matches` accepts with `respond`.
+        public init(matches: @escaping @Sendable (String) -> Bool,
+                    respond: @escaping @Sendable (Site, HTTPRequest) -> HTTPResponse) {
+            self.matches = matches
+            self.respond = respond
+        }
+    }
+
+    /// The IIIF service, which also knows the images.
+    public let service: IIIFService
+    /// The viewer's files, or nil when they were not found (the viewer routes then say so).
+    public let viewer: ViewerAssets?
+    /// The routes, tried in order.
+    public let routes: [Route]
+
+    /// A site serving `service`, the viewer from `viewer`, and `extraRoutes` tried before the built-in ones.
+    public init(service: IIIFService, viewer: ViewerAssets?, extraRoutes: [Route] = []) {
+        self.service = service
+        self.viewer = viewer
+        let prefix = service.configuration.prefix
+        routes = extraRoutes + [
+            Route(matches: { $0.hasPrefix(prefix + "/") }) { site, request in site.service.handle(request) },
+            Route(matches: { $0.hasPrefix("/web/") }) { site, request in
+                site.withViewer(request) { $0.file(request.path.dropFirst("/web/".count), request: request) }
+            },
+            Route(matches: { $0 == "/view" || $0.hasPrefix("/view/") }) { site, request in site.viewerPage(request) },
+            Route(matches: { $0 == "/" || $0 == "/index.html" }) { site, request in
+                site.getOnly(request) { site.index() }
+            },
+        ]
+    }
+
+    /// Answers one request.
+    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        var response = routes.first { $0.matches(request.path) }?.respond(self, request) ?? .text(404, "not found")
+        if !response.headers.contains(where: { $0.0 == "Access-Control-Allow-Origin" }) {
+            response.headers.append(("Access-Control-Allow-Origin", "*"))
+        }
+        return response
+    }
+
+    /// `/view/{identifier}` for a known image, or `/view` and `/view/` (the page then reads `?src=`).
+    private func viewerPage(_ request: HTTPRequest) -> HTTPResponse {
+        withViewer(request) { viewer in
+            let encoded = request.path.dropFirst("/view/".count)
+            guard !encoded.isEmpty else { return viewer.page(source: nil, request: request) }
+            guard let identifier = String(encoded).removingPercentEncoding,
+                  service.catalog.file(for: identifier) != nil else {
+                return .text(404, "no image '\(encoded)'")
+            }
+            return viewer.page(source: "\(service.configuration.prefix)/\(encoded)/info.json", request: request)
+        }
+    }
+
+    /// `body(viewer)` for a GET or HEAD when the viewer's files were found; a 404 saying how to find them if not.
+    private func withViewer(_ request: HTTPRequest, _ body: (ViewerAssets) -> HTTPResponse) -> HTTPResponse {
+        getOnly(request) {
+            guard let viewer else {
+                return .text(404, "the viewer's files (Web/) were not found: start tessera serve with --web DIR")
+            }
+            return body(viewer)
+        }
+    }
+
+    private func getOnly(_ request: HTTPRequest, _ body: () -> HTTPResponse) -> HTTPResponse {
+        guard request.method == "GET" || request.method == "HEAD" else {
+            var response = HTTPResponse.text(405, "method not allowed")
+            response.headers.append(("Allow", "GET, HEAD"))
+            return response
+        }
+        return body()
+    }
+
+    /// The list of images, each linked to its viewer page (when the viewer is there) and to its info.json.
+    func index() -> HTTPResponse {
+        let prefix = service.configuration.prefix
+        let rows = service.catalog.identifiers().map { identifier -> String in
+            let encoded = identifier.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: "-._~"))) ?? identifier
+            let info = "<a href=\"\(prefix)/\(encoded)/info.json\">info.json</a>"
+            let name = escapeHTML(identifier)
+            guard viewer != nil else { return "<li>\(name) (\(info))</li>" }
+            return "<li><a href=\"/view/\(encoded)\">\(name)</a> (\(info))</li>"
+        }
+        let html = "<!doctype html><meta charset=utf-8><title>Tessera</title><h1>Images</h1><ul>\n"
+            + rows.joined(separator: "\n") + "\n</ul>\n"
+        return HTTPResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: Array(html.utf8))
+    }
+}

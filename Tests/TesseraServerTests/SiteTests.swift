@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+@testable import TesseraServer
+
+/// Routing of `tessera serve` (Site) and the viewer's files (ViewerAssets): what each path answers, media types,
+/// validators, and that nothing outside the viewer's folder is ever served.
+@Suite final class SiteTests {
+    let base: String
+    let web: String
+    let images: String
+
+    init() throws {
+        base = NSTemporaryDirectory() + "tessera-site-\(UUID().uuidString)"
+        web = base + "/repo/Web"
+        images = base + "/images"
+        let files = FileManager.default
+        for folder in [web + "/js", images, base + "/repo/.build/x86_64-unknown-linux-gnu/release", base + "/outside"] {
+            try files.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        }
+        let contents = [
+            web + "/index.html": "<head></head><div class=\"tessera-viewer\" data-src=\"\"></div>",
+            web + "/viewer.css": "body {}", web + "/js/main.js": "import './viewer.js';", web + "/.secret": "hidden",
+            base + "/outside/secret.js": "secret", images + "/a b.jpg": "not decoded by these tests",
+        ]
+        for (path, text) in contents { files.createFile(atPath: path, contents: Data(text.utf8)) }
+        try files.createSymbolicLink(atPath: web + "/js/escape.js", withDestinationPath: base + "/outside/secret.js")
+        try files.createSymbolicLink(atPath: web + "/door", withDestinationPath: base + "/outside")
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: base) }
+
+    private func site(viewer: Bool = true) throws -> Site {
+        Site(service: IIIFService(catalog: try ImageCatalog(path: images)),
+             viewer: viewer ? try ViewerAssets(folder: web) : nil)
+    }
+
+    private func get(_ path: String, from site: Site, headers: [String: String] = [:]) -> HTTPResponse {
+        site.handle(HTTPRequest(method: "GET", path: path, headers: headers))
+    }
+
+    private func header(_ name: String, of response: HTTPResponse) -> String? {
+        response.headers.first { $0.0 == name }?.1
+    }
+
+    @Test func theViewerIsFoundFromTheExecutableUp() {
+        let executable = base + "/repo/.build/x86_64-unknown-linux-gnu/release/tessera"
+        #expect(ViewerAssets.locate(from: executable) == base + "/repo/Web")
+        #expect(ViewerAssets.locate(from: base + "/outside/tessera") == nil)
+        #expect(throws: TesseraServerError.viewerNotFound(folder: base + "/outside")) {
+            try ViewerAssets(folder: base + "/outside")
+        }
+    }
+
+    @Test func assetsAreServedWithTheirMediaTypesAndValidators() throws {
+        let site = try site()
+        let script = get("/web/js/main.js", from: site)
+        #expect(script.status == 200)
+        #expect(header("Content-Type", of: script) == "text/javascript; charset=utf-8")
+        #expect(header("Cache-Control", of: script) == "no-cache")
+        #expect(header("Access-Control-Allow-Origin", of: script) == "*")
+        #expect(String(decoding: script.body, as: UTF8.self) == "import './viewer.js';")
+        #expect(header("Content-Type", of: get("/web/viewer.css", from: site)) == "text/css; charset=utf-8")
+        let tag = try #require(header("ETag", of: script))
+        let again = get("/web/js/main.js", from: site, headers: ["if-none-match": tag])
+        #expect(again.status == 304 && again.body.isEmpty)
+    }
+
+    @Test func nothingOutsideTheViewersFolderIsServed() throws {
+        let site = try site()
+        for path in ["/web/../outside/secret.js", "/web/%2e%2e/outside/secret.js", "/web/js/%2E%2E/%2E%2E/images/a%20b.jpg",
+                     "/web/js/escape.js", "/web/door/secret.js", "/web/.secret", "/web/js", "/web/", "/web//viewer.css",
+                     "/web/viewer.css%00.js", "/web/js%5Cmain.js", "/web/" + base + "/outside/secret.js",
+                     "/web/" + String(repeating: "a/", count: 600) + "a.js", "/web/missing.js"] {
+            #expect(get(path, from: site).status == 404, "\(path.prefix(60))")
+        }
+    }
+
+    @Test func viewerPagesOpenTheImagesInfoJSON() throws {
+        let site = try site()
+        let page = get("/view/a%20b.jpg", from: site)
+        #expect(page.status == 200)
+        #expect(header("Content-Type", of: page) == "text/html; charset=utf-8")
+        let html = String(decoding: page.body, as: UTF8.self)
+        #expect(html.contains("data-src=\"/iiif/a%20b.jpg/info.json\""))
+        #expect(html.contains("<link rel=\"preload\" as=\"fetch\" crossorigin=\"anonymous\" href=\"/iiif/a%20b.jpg/info.json\">"))
+        #expect(get("/view/missing.jpg", from: site).status == 404)
+        #expect(get("/view/..%2Foutside%2Fsecret.js", from: site).status == 404)
+        let open = String(decoding: get("/view", from: site).body, as: UTF8.self)
+        #expect(open.contains("data-src=\"\"") && !open.contains("preload"))
+    }
+
+    @Test func theIndexLinksEachImageToItsViewer() throws {
+        let listing = String(decoding: get("/", from: try site()).body, as: UTF8.self)
+        #expect(listing.contains("<a href=\"/view/a%20b.jpg\">a b.jpg</a>"))
+        #expect(listing.contains("<a href=\"/iiif/a%20b.jpg/info.json\">info.json</a>"))
+        let without = String(decoding: get("/", from: try site(viewer: false)).body, as: UTF8.self)
+        #expect(!without.contains("/view/"))
+    }
+
+    @Test func withoutTheViewerItsPathsSaySoAndTheRestStillWorks() throws {
+        let site = try site(viewer: false)
+        let page = get("/view/a%20b.jpg", from: site)
+        #expect(page.status == 404)
+        #expect(String(decoding: page.body, as: UTF8.self).contains("--web DIR"))
+        #expect(get("/iiif/a%20b.jpg", from: site).status == 303)
+        #expect(get("/nowhere", from: site).status == 404)
+    }
+
+    @Test func onlyGetAndHeadReachTheViewer() throws {
+        let response = try site().handle(HTTPRequest(method: "POST", path: "/web/viewer.css"))
+        #expect(response.status == 405)
+        #expect(header("Allow", of: response) == "GET, HEAD")
+    }
+
+    @Test func extraRoutesComeFirst() throws {
+        let route = Site.Route(matches: { $0.hasPrefix("/stream/") }) { _, _ in .text(200, "streamed") }
+        let site = Site(service: IIIFService(catalog: try ImageCatalog(path: images)), viewer: nil, extraRoutes: [route])
+        #expect(get("/stream/a", from: site).body == Array("streamed\n".utf8))
+    }
+}
