@@ -12,6 +12,8 @@ enum ServeCommand: Command {
             PATH, with slashes written %2F. GET / lists them. Ctrl-C stops the server after the requests in flight.
             A large image that is not a pyramid is served by region reads at first while a pyramidal TIFF of it is
             built in the cache; then its tiles come from the pyramid, most as stored bytes.
+            GET /stream/{identifier}/{size} sends the image, its longer side at most size pixels (or max), as a
+            progressive JPEG while it is encoded (chunked): its first scans arrive before the last is encoded.
             """,
         options: [
             Option("port", value: "N", "TCP port (default 8000; 0 picks a free one)"),
@@ -46,10 +48,12 @@ enum ServeCommand: Command {
             throw TesseraError.io(path: paths[0], detail: "no such file or folder")
         }
         let service = IIIFService(catalog: catalog, configuration: configuration)
+        let streams = ProgressiveStreamService(catalog: catalog)
         let quiet = arguments.flag("quiet")
         let server = HTTPServer { request in
             let start = DispatchTime.now()
-            let response = route(request, service: service)
+            let response = request.path.hasPrefix(ProgressiveStreamService.prefix)
+                ? streams.handle(request) : route(request, service: service)
             if !quiet {
                 let milliseconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e6
                 let line = "\(request.method) \(request.path) \(response.status) \(response.body.count) \(milliseconds.fixed(1)) ms\n"
