@@ -21,8 +21,9 @@ final class JPEGIncrementalDecoder: IncrementalDecoder {
     private(set) var properties: ImageProperties?
     private var format = PixelFormat.rgb8
     private var cmyk: CMYKConversion?
-    /// The decoded image, `size.width * format.bytesPerPixel` bytes a row.
-    private var pixels: UnsafeMutableRawBufferPointer?
+    /// The decoded image, `size.width * format.bytesPerPixel` bytes a row. An array, so that the image of a
+    /// complete file is handed out without a copy (libjpeg keeps no pointer to it between calls).
+    private var pixels: [UInt8] = []
     private var size = Size(width: 0, height: 0)
     /// Rows decoded top-down (single scan), or, for multi-scan images, the scans rendered into `pixels`.
     private var rowsDecoded = 0
@@ -44,7 +45,6 @@ final class JPEGIncrementalDecoder: IncrementalDecoder {
 
     deinit {
         if let stream { tessera_jpeg_stream_destroy(stream) }
-        pixels?.deallocate()
     }
 
     // MARK: - Feeding
@@ -134,13 +134,14 @@ final class JPEGIncrementalDecoder: IncrementalDecoder {
         let coefficients = multiScan ? JPEGDecoder.coefficientBytes(info) : 0
         try budget.check(imageBytes.addingReportingOverflow(coefficients).partialValue,
                          for: "decoding this JPEG incrementally", path: name)
-        pixels = try .zeroed(imageBytes, budget: budget, for: "the decoded image", path: name)
+        pixels = [UInt8](repeating: 0, count: imageBytes)
     }
 
     /// Reads the rows the data allows into the image; 1 once every row is read, 2 when suspended.
     private func readRows() throws -> Int32 {
-        guard let stream, let pixels else { return 0 }
-        let status = try readScanlines(stream, into: pixels, from: rowsDecoded)
+        guard let stream else { return 0 }
+        let first = rowsDecoded
+        let status = try pixels.withUnsafeMutableBytes { try readScanlines(stream, into: $0, from: first) }
         rowsDecoded = Int(info!.pointee.output_scanline)
         return status
     }
@@ -183,11 +184,11 @@ final class JPEGIncrementalDecoder: IncrementalDecoder {
 
     /// Renders the frame as of the last complete scan into the image (buffered-image mode).
     private func render() throws {
-        guard let stream, let pixels else { return }
+        guard let stream else { return }
         let scans = Int(tessera_jpeg_stream_completed_scans(stream))
         guard scans > renderedScans else { return }
         try check(tessera_jpeg_stream_start_output(stream, Int32(scans)), mustFinish: true)
-        try check(readScanlines(stream, into: pixels, from: 0), mustFinish: true)
+        try check(pixels.withUnsafeMutableBytes { try readScanlines(stream, into: $0, from: 0) }, mustFinish: true)
         try check(tessera_jpeg_stream_finish_output(stream))
         renderedScans = scans
     }
@@ -217,12 +218,12 @@ final class JPEGIncrementalDecoder: IncrementalDecoder {
     // MARK: - Images
 
     func makeImage() -> PartialImage? {
-        guard properties != nil, let pixels else { return nil }
+        guard properties != nil, !pixels.isEmpty else { return nil }
         if multiScan && !broken && !complete {
             // After a failure the coefficients of the scans before it are intact: render them if they are new.
             do { try render() } catch { broken = true }
         }
-        let image = ImageBuffer(width: size.width, height: size.height, format: format, copying: pixels.baseAddress!)
+        let image = ImageBuffer(width: size.width, height: size.height, format: format, bytes: pixels)
         if multiScan {
             return PartialImage(pixels: image, validRows: renderedScans > 0 ? size.height : 0, passes: renderedScans,
                                 isComplete: complete)
