@@ -3,7 +3,9 @@ import Foundation
 /// A response body produced while it is sent, for `HTTPResponse.stream`: `produce` runs on a thread of its own
 /// and writes chunks; libmicrohttpd reads them as the socket takes them and sends them with chunked transfer
 /// encoding. At most `capacity` bytes wait between the two: a producer ahead of a slow client blocks in `write`
-/// (back-pressure), and once the client has gone `write` throws, so the producer stops.
+/// (back-pressure), and once the client has gone `write` throws, so the producer stops. While the producer has
+/// nothing ready, libmicrohttpd's read waits for it, holding one of the server's polling threads: streams are for
+/// the few large responses whose first bytes matter, not for every tile.
 public final class HTTPBodyStream: @unchecked Sendable {
     /// Thrown by `write` when the client has disconnected.
     public struct Disconnected: Error {}
