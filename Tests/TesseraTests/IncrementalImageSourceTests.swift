@@ -152,6 +152,36 @@ import Testing
         }
     }
 
+    @Test(.enabled(if: TestImages.run("djpeg", ["-version"]) != nil, "needs libjpeg-turbo's cjpeg and djpeg"))
+    func progressiveScansMatchDjpegOnTheFileCutAfterThem() throws {
+        let folder = try TestImages.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let photo = Self.photo
+        try Data(Array("P6 \(photo.width) \(photo.height) 255\n".utf8) + photo.bytes)
+            .write(to: URL(fileURLWithPath: folder + "/photo.ppm"))
+        #expect(TestImages.run("cjpeg", ["-progressive", "-quality", "80", "-outfile", folder + "/p.jpg",
+                                         folder + "/photo.ppm"]) == 0)
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: folder + "/p.jpg")))
+        let starts = Self.scanStarts(bytes)
+        // djpeg's decode of the file cut before scan k + 1 (an EOI added), read from its PPM.
+        let afterScan = try (1...starts.count).map { scans -> [UInt8] in
+            let cut = scans < starts.count ? Array(bytes[..<starts[scans]]) + [0xFF, 0xD9] : bytes
+            try Data(cut).write(to: URL(fileURLWithPath: folder + "/cut.jpg"))
+            #expect(TestImages.run("djpeg", ["-pnm", "-outfile", folder + "/cut.ppm", folder + "/cut.jpg"]) == 0)
+            let ppm = try [UInt8](Data(contentsOf: URL(fileURLWithPath: folder + "/cut.ppm")))
+            return Array(ppm.suffix(photo.width * photo.height * 3))
+        }
+        let source = IncrementalImageSource()
+        var scansSeen = Set<Int>()
+        try Self.feed(bytes, seed: 7, maxChunk: 100, to: source) { _ in
+            guard let image = try source.makeImage(), let scans = image.passes, scans > 0 else { return }
+            scansSeen.insert(scans)
+            let expected = ImageBuffer(width: photo.width, height: photo.height, format: .rgb8, bytes: afterScan[scans - 1])
+            #expect(Self.maxDifference(image.pixels, expected) <= 1, "scan \(scans)")
+        }
+        #expect(source.status == .complete && scansSeen.count > starts.count / 2, "scans seen: \(scansSeen.sorted())")
+    }
+
     /// The offsets of a JPEG's SOS markers, found by walking its segments and entropy-coded data.
     static func scanStarts(_ bytes: [UInt8]) -> [Int] {
         var starts: [Int] = [], offset = 2
