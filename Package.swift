@@ -43,6 +43,8 @@ let package = Package(
             name: "TilingSimulation", dependencies: ["TesseraTiling", "Tessera"], path: "Benchmarks/TilingSimulation",
             exclude: ["README.md"]
         ),
+        // Feeds a file to IncrementalImageSource in chunks, or decodes it one-shot, for Benchmarks/incremental.py.
+        .executableTarget(name: "IncrementalFeed", dependencies: ["Tessera"], path: "Benchmarks/IncrementalFeed"),
 
         .testTarget(name: "TesseraTests", dependencies: ["Tessera"]),
         .testTarget(name: "TesseraTilingTests", dependencies: ["TesseraTiling"]),

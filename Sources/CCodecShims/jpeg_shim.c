@@ -1,17 +1,9 @@
 // libjpeg under setjmp: each entry point returns 1 on success and 0 after a fatal error, whose message is kept.
 #include "CCodecShims.h"
+#include "jpeg_error.h"
 #include <jerror.h>
-#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct tessera_jpeg_error {
-    struct jpeg_error_mgr manager;
-    jmp_buf jump;
-    char message[JMSG_LENGTH_MAX];
-    int warnings;
-    int missing_data;
-};
 
 static void tessera_jpeg_error_exit(j_common_ptr info) {
     struct tessera_jpeg_error *error = (struct tessera_jpeg_error *)info->err;
@@ -30,7 +22,7 @@ static void tessera_jpeg_emit_message(j_common_ptr info, int level) {
     }
 }
 
-static void tessera_jpeg_error_init(struct tessera_jpeg_error *error) {
+void tessera_jpeg_error_init(struct tessera_jpeg_error *error) {
     jpeg_std_error(&error->manager);
     error->manager.error_exit = tessera_jpeg_error_exit;
     error->manager.emit_message = tessera_jpeg_emit_message;
@@ -161,7 +153,7 @@ int tessera_jpeg_encoder_setup(tessera_jpeg_encoder *encoder, FILE *file, JDIMEN
         struct jpeg_compress_struct *info = &encoder->info;
         if (file)
             jpeg_stdio_dest(info, file);
-        else
+        else if (!info->dest)  // a destination attached before setup is kept
             jpeg_mem_dest(info, &encoder->memory, &encoder->memory_size);
         info->image_width = width;
         info->image_height = height;

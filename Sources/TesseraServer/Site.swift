@@ -4,6 +4,7 @@ import Foundation
 ///
 /// ```
 /// {prefix}/...        -> IIIFService (info.json, images)
+/// /stream/{id}/{size} -> ProgressiveStreamService (a progressive JPEG sent while it is encoded)
 /// /web/{file}         -> ViewerAssets.file  (the viewer's scripts and styles)
 /// /view/{identifier}  -> ViewerAssets.page  (the viewer opened on that image's info.json)
 /// /view?src=URL       -> ViewerAssets.page  (the viewer opens any info.json or .dzi; the page reads the query)
@@ -30,6 +31,8 @@ public struct Site: Sendable {
 
     /// The IIIF service, which also knows the images.
     public let service: IIIFService
+    /// Progressive JPEGs of the same images, streamed as they are encoded.
+    public let streams: ProgressiveStreamService
     /// The viewer's files, or nil when they were not found (the viewer routes then say so).
     public let viewer: ViewerAssets?
     /// The routes, tried in order.
@@ -39,9 +42,13 @@ public struct Site: Sendable {
     public init(service: IIIFService, viewer: ViewerAssets?, extraRoutes: [Route] = []) {
         self.service = service
         self.viewer = viewer
+        streams = ProgressiveStreamService(catalog: service.catalog)
         let prefix = service.configuration.prefix
         routes = extraRoutes + [
             Route(matches: { $0.hasPrefix(prefix + "/") }) { site, request in site.service.handle(request) },
+            Route(matches: { $0.hasPrefix(ProgressiveStreamService.prefix) }) { site, request in
+                site.streams.handle(request)
+            },
             Route(matches: { $0.hasPrefix("/web/") }) { site, request in
                 site.withViewer(request) { $0.file(request.path.dropFirst("/web/".count), request: request) }
             },

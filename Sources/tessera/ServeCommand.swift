@@ -16,6 +16,8 @@ enum ServeCommand: Command {
             A large image that is not a pyramid is served by region reads at first while a pyramidal TIFF of it is
             built in the cache, coarse levels first (a preview at 1/8 scale); then its tiles come from the pyramid,
             most as stored bytes.
+            GET /stream/{identifier}/{size} sends the image, its longer side at most size pixels (or max), as a
+            progressive JPEG while it is encoded (chunked): its first scans arrive before the last is encoded.
             """,
         options: [
             Option("port", value: "N", "TCP port (default 8000; 0 picks a free one)"),

@@ -34,6 +34,35 @@ int tessera_jpeg_skip_scanlines(tessera_jpeg_decoder *decoder, JDIMENSION count,
 int tessera_jpeg_read_scanlines(tessera_jpeg_decoder *decoder, JSAMPARRAY rows, JDIMENSION count, JDIMENSION *read);
 int tessera_jpeg_finish_decompress(tessera_jpeg_decoder *decoder);
 
+// MARK: - libjpeg decompression fed incrementally
+
+/// A decompressor over a suspending source: the caller passes a window of bytes before each step, starting at
+/// the first byte libjpeg has not consumed (the window's length minus `tessera_jpeg_stream_unconsumed` was
+/// consumed). Steps return 1 when done, 2 when suspended for more data, 0 after a fatal error.
+typedef struct tessera_jpeg_stream tessera_jpeg_stream;
+
+tessera_jpeg_stream *tessera_jpeg_stream_create(void);
+void tessera_jpeg_stream_destroy(tessera_jpeg_stream *stream);
+struct jpeg_decompress_struct *tessera_jpeg_stream_info(tessera_jpeg_stream *stream);
+const char *tessera_jpeg_stream_message(tessera_jpeg_stream *stream);
+/// The number of scans whose data has been wholly consumed (buffered-image mode).
+int tessera_jpeg_stream_completed_scans(tessera_jpeg_stream *stream);
+/// Sets the window libjpeg reads from next; NULL and 0 make the next read suspend.
+void tessera_jpeg_stream_set_input(tessera_jpeg_stream *stream, const unsigned char *bytes, size_t count);
+/// The bytes at the end of the window libjpeg has not consumed.
+size_t tessera_jpeg_stream_unconsumed(tessera_jpeg_stream *stream);
+/// Reads the header, keeping APP1 (EXIF), APP2 (ICC) and APP14 (Adobe) markers.
+int tessera_jpeg_stream_read_header(tessera_jpeg_stream *stream);
+/// jpeg_start_decompress, in buffered-image mode when `buffered` is 1.
+int tessera_jpeg_stream_start(tessera_jpeg_stream *stream, int buffered);
+int tessera_jpeg_stream_read_rows(tessera_jpeg_stream *stream, JSAMPARRAY rows, JDIMENSION count, JDIMENSION *read);
+/// Buffered-image mode: consumes input until it runs out (2) or the end of the image is reached (1).
+int tessera_jpeg_stream_consume(tessera_jpeg_stream *stream);
+int tessera_jpeg_stream_start_output(tessera_jpeg_stream *stream, int scan);
+/// Ends an output pass; 2 when libjpeg needs more data to finish it, which the next consume then does.
+int tessera_jpeg_stream_finish_output(tessera_jpeg_stream *stream);
+int tessera_jpeg_stream_finish(tessera_jpeg_stream *stream);
+
 // MARK: - libjpeg compression
 
 typedef struct tessera_jpeg_encoder tessera_jpeg_encoder;
@@ -51,6 +80,19 @@ int tessera_jpeg_write_scanlines(tessera_jpeg_encoder *encoder, JSAMPARRAY rows,
 int tessera_jpeg_finish_compress(tessera_jpeg_encoder *encoder);
 /// The bytes written to memory; valid until the encoder is destroyed.
 const unsigned char *tessera_jpeg_encoder_output(tessera_jpeg_encoder *encoder, unsigned long *count);
+
+/// A destination that passes each `capacity` bytes of output to `write` as they are produced; `write` returns 0 to
+/// stop the encoder (which then fails with a write error). Attach it before `tessera_jpeg_encoder_setup` with
+/// a NULL file, and destroy it after the encoder.
+typedef int (*tessera_jpeg_write_callback)(void *context, const unsigned char *bytes, size_t count);
+typedef struct tessera_jpeg_callback_destination tessera_jpeg_callback_destination;
+
+tessera_jpeg_callback_destination *tessera_jpeg_callback_destination_create(size_t capacity,
+                                                                            tessera_jpeg_write_callback write,
+                                                                            void *context);
+void tessera_jpeg_callback_destination_attach(tessera_jpeg_callback_destination *destination,
+                                              struct jpeg_compress_struct *info);
+void tessera_jpeg_callback_destination_destroy(tessera_jpeg_callback_destination *destination);
 
 // MARK: - libpng
 
@@ -76,6 +118,47 @@ int tessera_png_write_header(tessera_png *png, png_uint_32 width, png_uint_32 he
                              int level);
 int tessera_png_write_rows(tessera_png *png, unsigned char **rows, png_uint_32 count);
 int tessera_png_write_end(tessera_png *png);
+
+// MARK: - libpng's progressive reader
+
+/// What a progressive PNG read has produced so far.
+typedef struct {
+    /// Whether the header was read and `pixels` allocated.
+    int has_header;
+    /// The header as stored, before expansion.
+    int color_type;
+    int bit_depth;
+    int channels;
+    int has_transparency;
+    int interlaced;
+    /// The decoded image: 8- or 16-bit (native order) gray, gray+alpha, RGB or RGBA rows, `row_bytes` apart.
+    png_uint_32 width;
+    png_uint_32 height;
+    int bytes_per_pixel;
+    size_t row_bytes;
+    unsigned char *pixels;
+    /// The Adam7 pass being received (0-6), the passes wholly received, and the rows of the current pass (or of
+    /// the image, when not interlaced) received.
+    int pass;
+    int completed_passes;
+    png_uint_32 rows_in_pass;
+    /// Whether the end of the image (IEND) was reached.
+    int complete;
+    /// When the header asked for more than the limit: the bytes it needs.
+    size_t needed_bytes;
+} tessera_png_stream_state;
+
+typedef struct tessera_png_stream tessera_png_stream;
+
+/// A progressive reader whose image buffer may take at most `max_bytes`.
+tessera_png_stream *tessera_png_stream_create(size_t max_bytes);
+void tessera_png_stream_destroy(tessera_png_stream *stream);
+png_structp tessera_png_stream_struct(tessera_png_stream *stream);
+png_infop tessera_png_stream_info_struct(tessera_png_stream *stream);
+const char *tessera_png_stream_message(tessera_png_stream *stream);
+const tessera_png_stream_state *tessera_png_stream_progress(tessera_png_stream *stream);
+/// Pushes the next bytes; 0 after a fatal error (the message says which).
+int tessera_png_stream_process(tessera_png_stream *stream, const unsigned char *bytes, size_t count);
 
 // MARK: - libtiff
 

@@ -24,11 +24,19 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: [(String, String)]
     public var body: [UInt8]
+    /// A body produced while it is sent (chunked transfer encoding), used instead of `body` when set.
+    public var stream: HTTPBodyStream?
 
     public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
+    }
+
+    /// A response whose body is streamed as `stream` produces it.
+    public init(status: Int, headers: [(String, String)] = [], stream: HTTPBodyStream) {
+        self.init(status: status, headers: headers)
+        self.stream = stream
     }
 
     /// A short plain-text response, for errors.
@@ -109,6 +117,7 @@ public final class HTTPServer: Sendable {
         }
         let request = HTTPRequest(method: String(cString: method), path: String(cString: url), headers: headers)
         let response = server.handler(request)
+        if let stream = response.stream { return queue(response, streaming: stream, on: connection) }
         return response.body.withUnsafeBytes { body -> MHD_Result in
             guard let reply = MHD_create_response_from_buffer(body.count, UnsafeMutableRawPointer(mutating: body.baseAddress),
                                                                .RESPMEM_MUST_COPY) else { return .NO }
@@ -116,6 +125,32 @@ public final class HTTPServer: Sendable {
             for (name, value) in response.headers { MHD_add_response_header(reply, name, value) }
             return MHD_queue_response(connection, UInt32(response.status), reply)
         }
+    }
+}
+
+extension HTTPServer {
+    /// Queues a response whose body libmicrohttpd pulls from `stream` as the socket accepts it; an unknown size
+    /// makes it use chunked transfer encoding. The stream is retained until libmicrohttpd frees the response,
+    /// which also happens when the client disconnects: then the producer is released with an error.
+    private static func queue(_ response: HTTPResponse, streaming stream: HTTPBodyStream,
+                              on connection: OpaquePointer) -> MHD_Result {
+        let context = Unmanaged.passRetained(stream).toOpaque()
+        guard let reply = MHD_create_response_from_callback(UInt64.max, 64 * 1024, { context, _, buffer, size in
+            let stream = Unmanaged<HTTPBodyStream>.fromOpaque(context!).takeUnretainedValue()
+            let (count, failed) = stream.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: size))
+            // libmicrohttpd's MHD_CONTENT_READER_END_OF_STREAM and MHD_CONTENT_READER_END_WITH_ERROR.
+            return count ?? (failed ? -2 : -1)
+        }, context, { context in
+            let stream = Unmanaged<HTTPBodyStream>.fromOpaque(context!).takeRetainedValue()
+            stream.cancel()
+        }) else {
+            Unmanaged<HTTPBodyStream>.fromOpaque(context).release()
+            stream.cancel()
+            return .NO
+        }
+        defer { MHD_destroy_response(reply) }
+        for (name, value) in response.headers { MHD_add_response_header(reply, name, value) }
+        return MHD_queue_response(connection, UInt32(response.status), reply)
     }
 }
 

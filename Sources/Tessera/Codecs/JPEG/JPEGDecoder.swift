@@ -17,7 +17,11 @@ final class JPEGDecoder: ImageDecoder {
 
     static func readProperties(of input: ImageInput) throws -> ImageProperties {
         let session = try JPEGSession(input: input)
-        let info = session.info
+        return withExtendedLifetime(session) { properties(of: session.info) }
+    }
+
+    /// What a decompressor whose header has been read says about its image.
+    static func properties(of info: UnsafeMutablePointer<jpeg_decompress_struct>) -> ImageProperties {
         let model: ColorModel
         switch info.pointee.jpeg_color_space {
         case JCS_GRAYSCALE: model = .gray
@@ -84,7 +88,7 @@ final class JPEGDecoder: ImageDecoder {
     }
 
     /// The bytes of libjpeg's whole-image coefficient buffer: 64 two-byte coefficients per block, per component.
-    private static func coefficientBytes(_ info: UnsafeMutablePointer<jpeg_decompress_struct>) -> Int {
+    static func coefficientBytes(_ info: UnsafeMutablePointer<jpeg_decompress_struct>) -> Int {
         var total = 0
         for index in 0..<Int(info.pointee.num_components) {
             let component = info.pointee.comp_info[index]

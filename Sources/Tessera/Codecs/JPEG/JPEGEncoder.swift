@@ -29,8 +29,18 @@ final class JPEGEncoder: MemoryEncoder {
         return Array(UnsafeBufferPointer(start: bytes, count: Int(count)))
     }
 
-    /// `file` nil encodes to memory.
-    private init(target: EncodeTarget, file: AtomicFile?) throws {
+    /// Encodes `image` to the destination `attach` sets on libjpeg's compressor (see `JPEGStreamingEncoder`).
+    static func encode(_ image: ImageBuffer, options: EncodeOptions, name: String,
+                       attach: (UnsafeMutablePointer<jpeg_compress_struct>) -> Void) throws {
+        let target = EncodeTarget(path: name, size: image.size, format: image.format, options: options)
+        let encoder = try JPEGEncoder(target: target, file: nil, attach: attach)
+        try encoder.write(Strip(y: 0, pixels: image))
+        try encoder.complete()
+    }
+
+    /// `file` nil encodes to memory, or to the destination `attach` sets before libjpeg is set up.
+    private init(target: EncodeTarget, file: AtomicFile?,
+                 attach: (UnsafeMutablePointer<jpeg_compress_struct>) -> Void = { _ in }) throws {
         let size = target.size, format = target.format, options = target.options, name = target.path
         guard size.width > 0, size.height > 0, size.width <= 65_500, size.height <= 65_500 else {
             throw TesseraError.unsupported(path: name, feature: "a \(size) JPEG (at most 65,500 pixels a side)")
@@ -47,6 +57,7 @@ final class JPEGEncoder: MemoryEncoder {
         self.encoder = encoder
         self.file = file
         self.target = target
+        attach(tessera_jpeg_encoder_info(encoder))
         let status = tessera_jpeg_encoder_setup(
             encoder, file?.handle, JDIMENSION(size.width), JDIMENSION(size.height), Int32(format.channelCount),
             Int32(min(100, max(1, options.quality))), options.progressive ? 1 : 0,

@@ -15,8 +15,17 @@ final class PNGDecoder: ImageDecoder {
 
     static func readProperties(of input: ImageInput) throws -> ImageProperties {
         let session = try PNGSession(input: input)
-        let png = session.structPointer, info = session.infoPointer
-        let colorType = Int32(png_get_color_type(png, info))
+        return withExtendedLifetime(session) {
+            let png = session.structPointer, info = session.infoPointer
+            return properties(png: png, info: info, colorType: Int32(png_get_color_type(png, info)),
+                              bitDepth: Int(png_get_bit_depth(png, info)), channels: Int(png_get_channels(png, info)),
+                              hasTransparency: png_get_valid(png, info, PNG_INFO_tRNS) != 0)
+        }
+    }
+
+    /// What a PNG's header says, given the values the pixel transformations change (as stored in the file).
+    static func properties(png: png_structp, info: png_infop, colorType: Int32, bitDepth: Int, channels: Int,
+                           hasTransparency: Bool) -> ImageProperties {
         let model: ColorModel
         switch colorType {
         case PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA: model = .gray
@@ -31,8 +40,8 @@ final class PNGDecoder: ImageDecoder {
         }
         return ImageProperties(
             format: .png, width: Int(png_get_image_width(png, info)), height: Int(png_get_image_height(png, info)),
-            channels: Int(png_get_channels(png, info)), bitDepth: Int(png_get_bit_depth(png, info)), colorModel: model,
-            hasAlpha: colorType & PNG_COLOR_MASK_ALPHA != 0 || png_get_valid(png, info, PNG_INFO_tRNS) != 0,
+            channels: channels, bitDepth: bitDepth, colorModel: model,
+            hasAlpha: colorType & PNG_COLOR_MASK_ALPHA != 0 || hasTransparency,
             orientation: orientation, hasICCProfile: png_get_valid(png, info, PNG_INFO_iCCP) != 0,
             isProgressive: Int32(png_get_interlace_type(png, info)) == PNG_INTERLACE_ADAM7)
     }

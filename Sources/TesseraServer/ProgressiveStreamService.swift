@@ -1,0 +1,75 @@
+import Foundation
+import Tessera
+
+/// `GET /stream/{identifier}/{size}`: the image with its longer side at most `size` pixels (`max`: full size,
+/// within `maxArea`), as a progressive JPEG sent while libjpeg encodes it, with chunked transfer encoding. The
+/// image is rendered first (shrink-on-load, box, Lanczos3, EXIF orientation: `Thumbnailer`); then its coarse first
+/// scans leave as soon as they are encoded, so a client can show the whole picture, blurred, before the last
+/// scan exists. Identifiers are those of the IIIF service, slashes written %2F.
+public struct ProgressiveStreamService: Sendable {
+    /// The path every request this service answers starts with.
+    public static let prefix = "/stream/"
+
+    public let catalog: ImageCatalog
+    /// JPEG quality, 1-100.
+    public var quality = 85
+    /// The most pixels an image may be streamed at.
+    public var maxArea = 25_000_000
+
+    public init(catalog: ImageCatalog) {
+        self.catalog = catalog
+    }
+
+    /// Answers one request whose path starts with `prefix`.
+    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        var response = respond(to: request)
+        response.headers.append(("Access-Control-Allow-Origin", "*"))
+        return response
+    }
+
+    private func respond(to request: HTTPRequest) -> HTTPResponse {
+        guard request.method == "GET" || request.method == "HEAD" else {
+            return HTTPResponse(status: 405, headers: [("Allow", "GET, HEAD")], body: Array("method not allowed\n".utf8))
+        }
+        let segments = request.path.dropFirst(Self.prefix.count).split(separator: "/", omittingEmptySubsequences: false)
+        guard segments.count == 2, let identifier = String(segments[0]).removingPercentEncoding,
+              let path = catalog.file(for: identifier) else {
+            return .text(404, "not found: expected \(Self.prefix){identifier}/{size in pixels, or max}")
+        }
+        let source: ImageSource
+        do {
+            source = try ImageSource(path: path)
+        } catch let error as TesseraError {
+            if case .unknownFormat = error { return .text(404, error.description) }
+            return .text(500, error.description)
+        } catch {
+            return .text(500, "\(error)")
+        }
+        let longer = max(source.properties.width, source.properties.height)
+        let size = segments[1] == "max" ? longer : Int(segments[1]) ?? 0
+        guard size > 0 else { return .text(400, "the size must be a number of pixels or max, not '\(segments[1])'") }
+        let thumbnailer = Thumbnailer(options: .init(size: .maxPixelSize(min(size, longer))))
+        guard thumbnailer.plan(for: source.properties).outputSize.area <= maxArea else {
+            return .text(400, "at most \(maxArea.grouped) pixels can be streamed")
+        }
+        let image: ImageBuffer
+        do {
+            image = try thumbnailer.thumbnail(of: source)
+        } catch {
+            return .text(500, "\(error)")
+        }
+        var options = EncodeOptions()
+        options.quality = quality
+        options.progressive = true
+        let headers = [("Content-Type", "image/jpeg"), ("Cache-Control", "no-store")]
+        if request.method == "HEAD" { return HTTPResponse(status: 200, headers: headers) }
+        let encoding = options
+        return HTTPResponse(status: 200, headers: headers, stream: HTTPBodyStream { stream in
+            var disconnected = false
+            try JPEGStreamingEncoder.encode(image, options: encoding, name: identifier) { bytes in
+                do { try stream.write(bytes) } catch { disconnected = true }
+                return !disconnected
+            }
+        })
+    }
+}
