@@ -83,14 +83,13 @@ final class SDLWindow {
         SDL_RenderClear(renderer)
     }
 
-    /// A static texture holding `pixels` (RGBA), blending by alpha; nil if SDL cannot make it.
+    /// A static texture holding `pixels` (RGBA); nil if SDL cannot make it.
     func makeTexture(_ pixels: ImageBuffer) -> OpaquePointer? {
         guard let texture = SDL_CreateTexture(renderer, SDL_PIXELFORMAT_RGBA32.rawValue,
                                               Int32(SDL_TEXTUREACCESS_STATIC.rawValue),
                                               Int32(pixels.width), Int32(pixels.height))
         else { return nil }
         pixels.bytes.withUnsafeBytes { _ = SDL_UpdateTexture(texture, nil, $0.baseAddress, Int32(pixels.bytesPerRow)) }
-        SDL_SetTextureBlendMode(texture, SDL_BLENDMODE_BLEND)
         return texture
     }
 
@@ -99,8 +98,10 @@ final class SDLWindow {
         SDL_DestroyTexture(texture)
     }
 
-    /// Copies `source` (texture pixels) of `texture` to `destination` (drawable pixels) at `alpha` (0-1).
-    func draw(_ texture: OpaquePointer, source: SDL_Rect, destination: SDL_FRect, alpha: Double) {
+    /// Copies `source` (texture pixels) of `texture` to `destination` (drawable pixels) at `alpha` (0-1),
+    /// blending unless `blends` is false (an opaque tile fully faded in, which is cheaper to copy).
+    func draw(_ texture: OpaquePointer, source: SDL_Rect, destination: SDL_FRect, alpha: Double, blends: Bool) {
+        SDL_SetTextureBlendMode(texture, blends ? SDL_BLENDMODE_BLEND : SDL_BLENDMODE_NONE)
         SDL_SetTextureAlphaMod(texture, UInt8((alpha * 255).rounded()))
         var source = source, destination = destination
         SDL_RenderCopyF(renderer, texture, &source, &destination)

@@ -19,13 +19,17 @@ public final class TileImage: Sendable {
 
     /// The tile's size, in pixels.
     public let size: PixelSize
+    /// Whether every pixel is opaque (the source had no alpha): drawn fully faded in, it needs no blending.
+    public let isOpaque: Bool
     private let state: Mutex<State>
     private let ledger: TextureLedger
 
-    /// A tile of RGBA pixels (`pixels.format` must be `.rgba8`), whose texture `ledger` will account for.
-    init(pixels: ImageBuffer, ledger: TextureLedger) {
+    /// A tile of RGBA pixels (`pixels.format` must be `.rgba8`), opaque or not, whose texture `ledger` will
+    /// account for.
+    init(pixels: ImageBuffer, isOpaque: Bool, ledger: TextureLedger) {
         precondition(pixels.format == .rgba8, "tiles are uploaded as RGBA, got \(pixels.format)")
         size = PixelSize(width: pixels.width, height: pixels.height)
+        self.isOpaque = isOpaque
         state = Mutex(.pixels(pixels))
         self.ledger = ledger
     }

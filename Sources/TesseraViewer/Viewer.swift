@@ -151,7 +151,8 @@ public final class Viewer {
         for command in drawList {
             guard let texture = command.tile.texture(upload: window.makeTexture) else { continue }
             let (source, destination) = Self.placement(of: command, viewport: viewport, pixelsPerPoint: ratio)
-            window.draw(texture, source: source, destination: destination, alpha: command.alpha)
+            window.draw(texture, source: source, destination: destination, alpha: command.alpha,
+                        blends: command.alpha < 1 || !command.tile.isOpaque)
         }
         let exact = Set(drawList.lazy.filter { $0.role == .exact && $0.alpha >= 1 }.map(\.key))
         lastFrame = FrameSummary(

@@ -38,6 +38,7 @@ public final class ViewerTileProvider: TileProvider {
                               shift: request.key.level + scaleShift)
         do {
             var reader: any ImageReader = BufferReader(try source.pixels(depth: part.depth, region: part.region))
+            let isOpaque = !reader.format.hasAlpha
             if reader.format != .rgba8 {
                 reader = FormatConvertingReader(source: reader, format: .rgba8)
             }
@@ -45,7 +46,7 @@ public final class ViewerTileProvider: TileProvider {
             if reader.size != size {
                 reader = try ResamplingReader(source: reader, size: size, options: .init(kernel: .bilinear))
             }
-            return TileImage(pixels: try reader.readAll(name: source.name), ledger: ledger)
+            return TileImage(pixels: try reader.readAll(name: source.name), isOpaque: isOpaque, ledger: ledger)
         } catch {
             lastFailure.withLock { $0 = "\(error)" }
             throw error

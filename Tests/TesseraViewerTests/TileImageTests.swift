@@ -10,7 +10,8 @@ final class TileImageTests: XCTestCase {
     func testTextureIsMadeOnceAndBuriedWhenTheTileIsDropped() {
         let ledger = TextureLedger()
         var uploads = 0
-        var tile: TileImage? = TileImage(pixels: ImageBuffer(width: 4, height: 2, format: .rgba8), ledger: ledger)
+        var tile: TileImage? = TileImage(
+            pixels: ImageBuffer(width: 4, height: 2, format: .rgba8), isOpaque: true, ledger: ledger)
         for _ in 0..<3 {
             XCTAssertEqual(tile?.texture { _ in uploads += 1; return fakeTexture }, fakeTexture)
         }
@@ -28,7 +29,8 @@ final class TileImageTests: XCTestCase {
         let ledger = TextureLedger()
         let cache = TileCache<TileImage>(byteBudget: 64)
         for column in 0..<3 {
-            let tile = TileImage(pixels: ImageBuffer(width: 4, height: 2, format: .rgba8), ledger: ledger)
+            let tile = TileImage(
+            pixels: ImageBuffer(width: 4, height: 2, format: .rgba8), isOpaque: true, ledger: ledger)
             _ = tile.texture { _ in fakeTexture }
             cache.insert(tile, for: TileKey(level: 0, column: column, row: 0), cost: tile.bytes, arrivalTime: 0)
         }
@@ -39,7 +41,8 @@ final class TileImageTests: XCTestCase {
 
     func testPlacementWidensFractionalCropsToWholePixels() {
         let ledger = TextureLedger()
-        let tile = TileImage(pixels: ImageBuffer(width: 256, height: 256, format: .rgba8), ledger: ledger)
+        let tile = TileImage(
+            pixels: ImageBuffer(width: 256, height: 256, format: .rgba8), isOpaque: true, ledger: ledger)
         let viewport = ScrollViewport(contentSize: PixelSize(width: 1024, height: 1024),
                                       viewSize: Size2D(width: 512, height: 512))
         // A coarse tile (1/4x) standing in for content points 256..<512: its pixels 64..<128, and a crop that
