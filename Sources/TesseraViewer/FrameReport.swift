@@ -27,7 +27,8 @@ public struct FrameReport: Codable, Sendable {
     /// Tiles made, and tiles whose source failed.
     public var tilesMade = 0
     public var tilesFailed = 0
-    /// The SDL renderer used, and whether it waited for vsync.
+    /// SDL's video driver and renderer, and whether the renderer waited for vsync.
+    public var videoDriver = ""
     public var renderer = ""
     public var vsync = false
     /// The contents scale (pixels per point at 1x) the tiles were cut for.

@@ -13,6 +13,8 @@ final class SDLWindow {
     let rendererName: String
     /// Whether presenting waits for the display's refresh.
     let hasVSync: Bool
+    /// SDL's video driver ("x11", "wayland", ... or "offscreen" and "dummy", which show nothing).
+    let videoDriver: String
 
     /// Opens a resizable, HiDPI-aware window of `size` points titled `title`; `software` skips the GPU.
     init(title: String, size: PixelSize, software: Bool) throws {
@@ -42,6 +44,7 @@ final class SDLWindow {
         self.renderer = renderer
         rendererName = info.name.map { String(cString: $0) } ?? "unknown"
         hasVSync = info.flags & SDL_RENDERER_PRESENTVSYNC.rawValue != 0
+        videoDriver = SDL_GetCurrentVideoDriver().map { String(cString: $0) } ?? "unknown"
         SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_BLEND)
     }
 
@@ -50,6 +53,10 @@ final class SDLWindow {
         SDL_DestroyWindow(window)
         SDL_Quit()
     }
+
+    /// Whether the window is shown on a screen: SDL falls back to drivers that draw off screen when there is
+    /// no display, which serve scripts but not a person.
+    var isOnScreen: Bool { !["offscreen", "dummy", "evdev"].contains(videoDriver) }
 
     /// SDL's message for the last failure.
     static var lastError: String { String(cString: SDL_GetError()) }

@@ -54,6 +54,7 @@ extension Viewer {
         report.tilesMade = counts?.completed ?? 0
         report.tilesFailed = counts?.failed ?? 0
         report.peakRSSBytes = ProcessMemory.peakResidentBytes()
+        report.videoDriver = window.videoDriver
         report.renderer = window.rendererName
         report.vsync = window.hasVSync
         report.contentsScale = layout.configuration.contentsScale

@@ -101,8 +101,12 @@ public final class Viewer {
     }
 
     /// Shows the image until the window is closed (or `q`, Escape), redrawing only when something changed,
-    /// a tile arrived or a fade is running.
-    public func run() {
+    /// a tile arrived or a fade is running. Throws when there is no screen to show it on.
+    public func run() throws {
+        guard window.isOnScreen else {
+            throw ViewerError.sdl("no display to show a window on (SDL's \(window.videoDriver) driver); "
+                + "set DISPLAY or WAYLAND_DISPLAY, or run under xvfb-run with --script")
+        }
         var needsFrame = true
         var event = SDL_Event()
         while !quitRequested {

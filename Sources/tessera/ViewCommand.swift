@@ -51,7 +51,7 @@ enum ViewCommand: Command {
         defer { viewer.close() }
         Interruption.shared.onInterrupt { _ in Viewer.requestQuit() }
         guard let script else {
-            viewer.run()
+            try viewer.run()
             return
         }
         let report = try viewer.run(script: script).json()
