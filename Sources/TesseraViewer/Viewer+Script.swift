@@ -26,6 +26,12 @@ extension Viewer {
                 SDL_SetWindowSize(window.window, Int32(size.width), Int32(size.height))
                 viewport.resize(to: window.sizeInPoints)
                 try replay.frame()
+            case .key(let name):
+                var event = SDL_Event()
+                event.type = SDL_KEYDOWN.rawValue
+                event.key.keysym.sym = SDL_GetKeyFromName(name)
+                handle(event)
+                try replay.frame()
             case .frames(let count):
                 for _ in 0..<count { try replay.frame() }
             case .waitUntilSharp:

@@ -209,8 +209,8 @@ public final class Viewer {
         return [
             "level \(level.map { String($0.level) } ?? "-") (\(density ?? "-"))  zoom \(viewport.zoomScale.fixed(3))",
             "tiles \(lastFrame.plan.visible.count) visible  \(lastFrame.plan.prefetch.count) prefetch",
-            "cache \(megabytes(statistics.bytes)) of \(megabytes(cache.byteBudget)) MB  \(statistics.count) tiles",
-            "textures \(megabytes(ledger.bytes.live)) MB",
+            "cache \(megabytes(statistics.bytes)) of \(megabytes(cache.byteBudget)) MiB  \(statistics.count) tiles",
+            "textures \(megabytes(ledger.bytes.live)) MiB",
             "in flight \(updates.tilesInFlight)",
             "fps \(overlay.framesPerSecond.fixed(1))",
         ]

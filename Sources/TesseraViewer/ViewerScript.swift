@@ -1,3 +1,4 @@
+import CSDL2
 import Foundation
 import TesseraTiling
 
@@ -9,6 +10,7 @@ import TesseraTiling
 /// - `{"pan": [dx, dy]}` scrolls by that many screen points;
 /// - `{"zoom": 1.1, "at": [x, y]}` multiplies the zoom about a view point (the centre without `at`);
 /// - `{"resize": [w, h]}` resizes the window to w x h points;
+/// - `{"key": "i"}` presses a key (SDL's name for it: "+", "Left", "Home") through the keyboard handler;
 /// - `{"wait": "sharp"}` draws frames until every visible tile is drawn from its own level, fully faded in;
 /// - `{"frames": n}` draws n frames with nothing changed;
 /// - `{"screenshot": "path.png"}` draws a frame and writes it (any format Tessera writes, by extension).
@@ -24,6 +26,8 @@ public struct ViewerScript: Hashable, Sendable {
         case zoom(factor: Double, at: Point2D?)
         /// Resize the window to this many points.
         case resize(PixelSize)
+        /// Press the key of this SDL name.
+        case key(String)
         /// Draw frames until the view is sharp.
         case waitUntilSharp
         /// Draw this many frames.
@@ -84,9 +88,9 @@ public struct ViewerScript: Hashable, Sendable {
     }
 
     private static func step(_ value: Any) throws -> Step {
-        guard let object = value as? [String: Any], let verb = ["view", "pan", "zoom", "resize", "wait", "frames",
-                                                                "screenshot"].first(where: { object[$0] != nil })
-        else { throw StepError(message: "expected an object with one of view, pan, zoom, resize, wait, frames, screenshot") }
+        guard let object = value as? [String: Any], let verb = ["view", "pan", "zoom", "resize", "key", "wait",
+                                                                "frames", "screenshot"].first(where: { object[$0] != nil })
+        else { throw StepError(message: "expected an object with one of view, pan, zoom, resize, key, wait, frames, screenshot") }
         let argument = object[verb]!
         switch verb {
         case "view":
@@ -105,6 +109,11 @@ public struct ViewerScript: Hashable, Sendable {
             let size = try pair(argument, "resize needs [width, height]")
             guard size.x >= 1, size.y >= 1 else { throw StepError(message: "resize needs a positive size") }
             return .resize(PixelSize(width: Int(size.x), height: Int(size.y)))
+        case "key":
+            guard let name = argument as? String, SDL_GetKeyFromName(name) != keyCode(SDLK_UNKNOWN) else {
+                throw StepError(message: "key needs a key's name as SDL spells it (\"i\", \"+\", \"Left\", \"Home\")")
+            }
+            return .key(name)
         case "wait":
             guard argument as? String == "sharp" else { throw StepError(message: "wait takes \"sharp\"") }
             return .waitUntilSharp

@@ -11,13 +11,13 @@ final class ViewerScriptTests: XCTestCase {
     func testEveryStepKindParsesInOrder() throws {
         let script = try parse("""
             [{"view": {"x": 100, "y": 50.5, "zoom": 0.25}}, {"pan": [3, -4]}, {"zoom": 1.5, "at": [10, 20]},
-             {"zoom": 2}, {"resize": [640, 480]}, {"wait": "sharp"}, {"frames": 7}, {"screenshot": "a.png"}]
+             {"zoom": 2}, {"resize": [640, 480]}, {"key": "i"}, {"wait": "sharp"}, {"frames": 7}, {"screenshot": "a.png"}]
             """)
         XCTAssertNil(script.framesPerSecond)
         XCTAssertEqual(script.steps, [
             .view(center: Point2D(x: 100, y: 50.5), zoom: 0.25), .pan(Point2D(x: 3, y: -4)),
             .zoom(factor: 1.5, at: Point2D(x: 10, y: 20)), .zoom(factor: 2, at: nil),
-            .resize(PixelSize(width: 640, height: 480)), .waitUntilSharp, .frames(7), .screenshot("a.png"),
+            .resize(PixelSize(width: 640, height: 480)), .key("i"), .waitUntilSharp, .frames(7), .screenshot("a.png"),
         ])
     }
 
@@ -35,6 +35,7 @@ final class ViewerScriptTests: XCTestCase {
             XCTAssertEqual("\(error)", "trace.json: step 1: wait takes \"sharp\"")
         }
         XCTAssertThrowsError(try parse(#"[{"jump": 1}]"#))
+        XCTAssertThrowsError(try parse(#"[{"key": "NoSuchKey"}]"#))
         XCTAssertThrowsError(try parse(#"[{"frames": 1.5}]"#))
         XCTAssertThrowsError(try parse(#"[{"pan": [1]}]"#))
     }

@@ -108,3 +108,24 @@ def test_memory_stays_within_the_cache_budget_over_2000_frames(tessera, tmp_path
     assert report["peakCacheAndReservedBytes"] <= budget
     assert report["peakTextureBytes"] <= budget
     assert report["peakRSSBytes"] < budget + (200 << 20)
+
+
+def test_keys_zoom_about_the_centre_and_show_the_overlay(tessera, tmp_path):
+    Image.fromarray(SOURCE).save(tmp_path / "photo.png")
+    centre = (1000, 700)
+    steps = [{"view": {"x": centre[0], "y": centre[1], "zoom": 1}}, {"key": "+"}, {"wait": "sharp"},
+             {"screenshot": str(tmp_path / "plus.png")}, {"key": "i"}, {"frames": 2},
+             {"screenshot": str(tmp_path / "overlay.png")}, {"key": "Home"}, {"wait": "sharp"},
+             {"key": "i"}, {"frames": 2}, {"screenshot": str(tmp_path / "home.png")}]
+    view(tessera, tmp_path / "photo.png", steps, tmp_path)
+    mean, _ = difference(tmp_path / "plus.png", centre, 2)
+    assert mean <= 1.5
+    # Home fits the whole 2048 x 1536 image in 640 x 480: zoom 0.3125, centred.
+    mean, _ = difference(tmp_path / "home.png", (1024, 768), 0.3125)
+    assert mean <= 3
+    # The overlay is white text on a dark panel at the top left, and leaves the rest of the view alone.
+    plus = np.asarray(Image.open(tmp_path / "plus.png").convert("L")).astype(int)
+    overlay = np.asarray(Image.open(tmp_path / "overlay.png").convert("L")).astype(int)
+    panel = overlay[:60, :200]
+    assert (panel >= 250).sum() > 200 and (panel <= 90).sum() > 2000
+    assert np.array_equal(overlay[300:, 400:], plus[300:, 400:])
