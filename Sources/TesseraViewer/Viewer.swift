@@ -209,14 +209,14 @@ public final class Viewer {
         return [
             "level \(level.map { String($0.level) } ?? "-") (\(density ?? "-"))  zoom \(viewport.zoomScale.fixed(3))",
             "tiles \(lastFrame.plan.visible.count) visible  \(lastFrame.plan.prefetch.count) prefetch",
-            "cache \(megabytes(statistics.bytes)) of \(megabytes(cache.byteBudget)) MiB  \(statistics.count) tiles",
-            "textures \(megabytes(ledger.bytes.live)) MiB",
+            "cache \(mebibytes(statistics.bytes)) of \(mebibytes(cache.byteBudget)) MiB  \(statistics.count) tiles",
+            "textures \(mebibytes(ledger.bytes.live)) MiB",
             "in flight \(updates.tilesInFlight)",
             "fps \(overlay.framesPerSecond.fixed(1))",
         ]
     }
 
-    private func megabytes(_ bytes: Int) -> String { (Double(bytes) / 1_048_576).fixed(1) }
+    private func mebibytes(_ bytes: Int) -> String { (Double(bytes) / 1_048_576).fixed(1) }
 }
 
 /// What one frame showed: its plan, whether every visible tile was drawn from its own level fully faded in,
