@@ -22,7 +22,8 @@ final class SchedulerUpdates: Sendable {
             for await plan in stream {
                 await scheduler.update(plan)
                 let statistics = await scheduler.statistics
-                latest.value.withLock { $0 = statistics }
+                let load = await scheduler.load
+                latest.value.withLock { $0 = (statistics, load) }
             }
             await scheduler.update(.empty)
             await scheduler.waitUntilIdle()
@@ -35,13 +36,10 @@ final class SchedulerUpdates: Sendable {
     }
 
     /// The scheduler's counters after its last update; nil before the first.
-    var statistics: TileScheduler<ViewerTileProvider>.Statistics? { latest.value.withLock { $0 } }
+    var statistics: TileScheduler<ViewerTileProvider>.Statistics? { latest.value.withLock { $0?.statistics } }
 
-    /// Tiles being made now, by the last counters.
-    var tilesInFlight: Int {
-        guard let counts = statistics else { return 0 }
-        return counts.started - counts.completed - counts.failed - counts.stale
-    }
+    /// The tiles being made and the requests waiting, after the scheduler's last update.
+    var load: (running: Int, queued: Int) { latest.value.withLock { $0?.load ?? (0, 0) } }
 
     /// Stops forwarding, cancels what is queued and waits for the tiles being made to finish.
     func finish() async {
@@ -50,7 +48,8 @@ final class SchedulerUpdates: Sendable {
     }
 }
 
-/// The scheduler's counters, shared between the forwarding task and the render thread.
+/// The scheduler's counters and load, shared between the forwarding task and the render thread.
 private final class LatestStatistics: Sendable {
-    let value = Mutex<TileScheduler<ViewerTileProvider>.Statistics?>(nil)
+    typealias Snapshot = (statistics: TileScheduler<ViewerTileProvider>.Statistics, load: (running: Int, queued: Int))
+    let value = Mutex<Snapshot?>(nil)
 }

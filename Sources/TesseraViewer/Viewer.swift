@@ -205,13 +205,15 @@ public final class Viewer {
     private func overlayLines() -> [String] {
         let statistics = cache.statistics
         let level = lastFrame.plan.level
-        let density = level.map { $0.pixelsPerPoint >= 1 ? "\(Int($0.pixelsPerPoint))x" : "1/\(Int(1 / $0.pixelsPerPoint))x" }
+        let density = level.map {
+            $0.pixelsPerPoint >= 1 ? "\(Int($0.pixelsPerPoint))x" : "1/\(Int(1 / $0.pixelsPerPoint))x"
+        }
         return [
             "level \(level.map { String($0.level) } ?? "-") (\(density ?? "-"))  zoom \(viewport.zoomScale.fixed(3))",
             "tiles \(lastFrame.plan.visible.count) visible  \(lastFrame.plan.prefetch.count) prefetch",
             "cache \(mebibytes(statistics.bytes)) of \(mebibytes(cache.byteBudget)) MiB  \(statistics.count) tiles",
             "textures \(mebibytes(ledger.bytes.live)) MiB",
-            "in flight \(updates.tilesInFlight)",
+            "in flight \(updates.load.running)  queued \(updates.load.queued)",
             "fps \(overlay.framesPerSecond.fixed(1))",
         ]
     }

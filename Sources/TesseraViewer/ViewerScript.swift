@@ -88,9 +88,10 @@ public struct ViewerScript: Hashable, Sendable {
     }
 
     private static func step(_ value: Any) throws -> Step {
-        guard let object = value as? [String: Any], let verb = ["view", "pan", "zoom", "resize", "key", "wait",
-                                                                "frames", "screenshot"].first(where: { object[$0] != nil })
-        else { throw StepError(message: "expected an object with one of view, pan, zoom, resize, key, wait, frames, screenshot") }
+        let verbs = ["view", "pan", "zoom", "resize", "key", "wait", "frames", "screenshot"]
+        guard let object = value as? [String: Any], let verb = verbs.first(where: { object[$0] != nil }) else {
+            throw StepError(message: "expected an object with one of " + verbs.joined(separator: ", "))
+        }
         let argument = object[verb]!
         switch verb {
         case "view":

@@ -24,7 +24,8 @@ enum ViewCommand: Command {
             Option("report", value: "FILE", "with --script: write the report here instead of standard output"),
             Option("software", "draw with SDL's software renderer even when a GPU is available"),
             Option("threads", value: "N", "tiles decoded at once (default: the core count)"),
-            Option("pyramid-cache", value: "DIR", "where pyramids of large plain images are built (default ~/.cache/tessera)"),
+            Option("pyramid-cache", value: "DIR",
+                   "where pyramids of large plain images are built (default ~/.cache/tessera)"),
             Option("no-pyramid-cache", "read large plain images by regions only, building no pyramid"),
         ])
 

@@ -74,7 +74,8 @@ final class TileSourceGeometryTests: XCTestCase {
     func testHTTPResponsesAreSplitAndDechunked() throws {
         let plain = Array("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello".utf8)
         XCTAssertEqual(try HTTPClient.parse(plain, url: "u").body, Array("hello".utf8))
-        let chunked = Array("HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n".utf8)
+        let chunked = Array(
+            "HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n".utf8)
         let response = try HTTPClient.parse(chunked, url: "u")
         XCTAssertEqual(response.status, 404)
         XCTAssertEqual(response.body, Array("abcde".utf8))
