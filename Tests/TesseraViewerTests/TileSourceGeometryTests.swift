@@ -1,86 +1,84 @@
+import Testing
 import Tessera
 import TesseraTiling
-import XCTest
-
 @testable import TesseraViewer
 
-final class TileSourceGeometryTests: XCTestCase {
-    func testTilesAtOrBelowFullResolutionAreTheStoredTiles() {
-        let tile = PixelSize(width: 256, height: 256)
-        let key = TileKey(level: -2, column: 3, row: 1)
-        let part = SourceTile(key: key, pixelSize: PixelSize(width: 100, height: 256), tileSize: tile, shift: -2)
-        XCTAssertEqual(part.depth, 2)
-        XCTAssertEqual(part.region, Rect(x: 768, y: 256, width: 100, height: 256))
-        XCTAssertEqual(part.magnification, 1)
-    }
+private let tile = PixelSize(width: 256, height: 256)
 
-    func testTilesAboveFullResolutionMagnifyPartOfAFullResolutionTile() {
-        // A 2x display at zoom 1: level 0 is 2 pixels per image pixel, so tile (3, 1) of 256 pixels is image
-        // pixels 384..<512 by 128..<256, magnified twice.
-        let tile = PixelSize(width: 256, height: 256)
-        let part = SourceTile(key: TileKey(level: 0, column: 3, row: 1), pixelSize: tile, tileSize: tile, shift: 1)
-        XCTAssertEqual(part.depth, 0)
-        XCTAssertEqual(part.region, Rect(x: 384, y: 128, width: 128, height: 128))
-        XCTAssertEqual(part.magnification, 2)
-        // An edge tile of odd width covers the half pixel it needs.
-        let edge = SourceTile(key: TileKey(level: 0, column: 0, row: 0), pixelSize: PixelSize(width: 51, height: 8),
-                              tileSize: tile, shift: 1)
-        XCTAssertEqual(edge.region, Rect(x: 0, y: 0, width: 26, height: 4))
-    }
+@Test func tilesAtOrBelowFullResolutionAreTheStoredTiles() {
+    let part = SourceTile(key: TileKey(level: -2, column: 3, row: 1), pixelSize: PixelSize(width: 100, height: 256),
+                          tileSize: tile, shift: -2)
+    #expect(part.depth == 2)
+    #expect(part.region == Rect(x: 768, y: 256, width: 100, height: 256))
+    #expect(part.magnification == 1)
+}
 
-    func testDepthsRunUntilTheImageFitsOneTile() {
-        let tile = PixelSize(width: 256, height: 256)
-        func depths(_ width: Int, _ height: Int) -> Int {
-            ImageFileSource.depthsToOneTile(contentSize: PixelSize(width: width, height: height), tileSize: tile)
-        }
-        XCTAssertEqual(depths(256, 100), 1)
-        XCTAssertEqual(depths(257, 100), 2)
-        XCTAssertEqual(depths(1024, 512), 3)
-        XCTAssertEqual(depths(1025, 512), 4)
-    }
+@Test func tilesAboveFullResolutionMagnifyPartOfAFullResolutionTile() {
+    // A 2x display at zoom 1: level 0 is 2 pixels per image pixel, so tile (3, 1) of 256 pixels is image
+    // pixels 384..<512 by 128..<256, magnified twice.
+    let part = SourceTile(key: TileKey(level: 0, column: 3, row: 1), pixelSize: tile, tileSize: tile, shift: 1)
+    #expect(part.depth == 0)
+    #expect(part.region == Rect(x: 384, y: 128, width: 128, height: 128))
+    #expect(part.magnification == 2)
+    // An edge tile of odd width covers the half pixel it needs.
+    let edge = SourceTile(key: TileKey(level: 0, column: 0, row: 0), pixelSize: PixelSize(width: 51, height: 8),
+                          tileSize: tile, shift: 1)
+    #expect(edge.region == Rect(x: 0, y: 0, width: 26, height: 4))
+}
 
-    func testDeepZoomDescriptorNamesFilesAndOverlap() throws {
-        let xml = """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <Image xmlns="http://schemas.microsoft.com/deepzoom/2008" Format="jpeg" Overlap="1" TileSize="254">
-              <Size Width="1000" Height="600"/>
-            </Image>
-            """
-        let descriptor = try DeepZoomDescriptor(xml: xml, name: "map.dzi")
-        XCTAssertEqual(descriptor.size, PixelSize(width: 1000, height: 600))
-        XCTAssertEqual(descriptor.topLevel, 10)
-        XCTAssertEqual(descriptor.tilePath(depth: 0, column: 2, row: 1), "10/2_1.jpeg")
-        XCTAssertEqual(descriptor.tilePath(depth: 3, column: 0, row: 0), "7/0_0.jpeg")
-        XCTAssertEqual(descriptor.overlapOffset(column: 0, row: 0).x, 0)
-        XCTAssertEqual(descriptor.overlapOffset(column: 2, row: 1).y, 1)
-        XCTAssertThrowsError(try DeepZoomDescriptor(xml: "<Image TileSize=\"x\"/>", name: "bad.dzi")) { error in
-            XCTAssertEqual("\(error)", "bad.dzi: no whole number TileSize in the Deep Zoom description")
-        }
+@Test func depthsRunUntilTheImageFitsOneTile() {
+    func depths(_ width: Int, _ height: Int) -> Int {
+        ImageFileSource.depthsToOneTile(contentSize: PixelSize(width: width, height: height), tileSize: tile)
     }
+    #expect(depths(256, 100) == 1)
+    #expect(depths(257, 100) == 2)
+    #expect(depths(1024, 512) == 3)
+    #expect(depths(1025, 512) == 4)
+}
 
-    func testIIIFRequestsAskForTheRegionAtItsDepthSize() throws {
-        let json = #"{"id": "http://h/iiif/map/", "width": 1000, "height": 600, "tiles": [{"width": 512}]}"#
-        let info = try IIIFInfo(json: Array(json.utf8), url: "http://h/iiif/map/info.json")
-        XCTAssertEqual(info.id, "http://h/iiif/map")
-        XCTAssertEqual(info.tileSize, PixelSize(width: 512, height: 512))
-        // Depth 1 tile (0, 0) of 500x300 pixels is the whole image, clipped at its edges.
-        XCTAssertEqual(info.url(depth: 1, region: Rect(x: 0, y: 0, width: 500, height: 300)),
-                       "http://h/iiif/map/0,0,1000,600/500,300/0/default.jpg")
-        XCTAssertEqual(info.url(depth: 0, region: Rect(x: 512, y: 512, width: 488, height: 88)),
-                       "http://h/iiif/map/512,512,488,88/488,88/0/default.jpg")
-        XCTAssertThrowsError(try IIIFInfo(json: Array(#"{"width": 3}"#.utf8), url: "u"))
+@Test func deepZoomDescriptorNamesFilesAndOverlap() throws {
+    let xml = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <Image xmlns="http://schemas.microsoft.com/deepzoom/2008" Format="jpeg" Overlap="1" TileSize="254">
+          <Size Width="1000" Height="600"/>
+        </Image>
+        """
+    let descriptor = try DeepZoomDescriptor(xml: xml, name: "map.dzi")
+    #expect(descriptor.size == PixelSize(width: 1000, height: 600))
+    #expect(descriptor.topLevel == 10)
+    #expect(descriptor.tilePath(depth: 0, column: 2, row: 1) == "10/2_1.jpeg")
+    #expect(descriptor.tilePath(depth: 3, column: 0, row: 0) == "7/0_0.jpeg")
+    #expect(descriptor.overlapOffset(column: 0, row: 0) == (0, 0))
+    #expect(descriptor.overlapOffset(column: 2, row: 1) == (1, 1))
+    #expect(throws: ViewerError.source(path: "bad.dzi", detail: "no whole number TileSize in the Deep Zoom description")) {
+        try DeepZoomDescriptor(xml: "<Image TileSize=\"x\"/>", name: "bad.dzi")
     }
+}
 
-    func testHTTPResponsesAreSplitAndDechunked() throws {
-        let plain = Array("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello".utf8)
-        XCTAssertEqual(try HTTPClient.parse(plain, url: "u").body, Array("hello".utf8))
-        let chunked = Array(
-            "HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n".utf8)
-        let response = try HTTPClient.parse(chunked, url: "u")
-        XCTAssertEqual(response.status, 404)
-        XCTAssertEqual(response.body, Array("abcde".utf8))
-        XCTAssertThrowsError(try HTTPClient.parse(Array("garbage".utf8), url: "u"))
-        XCTAssertEqual(try HTTPClient.Address("http://example.org:8080/iiif/a").port, 8080)
-        XCTAssertThrowsError(try HTTPClient.Address("https://example.org/"))
+@Test func iiifRequestsAskForTheRegionAtItsDepthSize() throws {
+    let json = #"{"id": "http://h/iiif/map/", "width": 1000, "height": 600, "tiles": [{"width": 512}]}"#
+    let info = try IIIFInfo(json: Array(json.utf8), url: "http://h/iiif/map/info.json")
+    #expect(info.id == "http://h/iiif/map")
+    #expect(info.tileSize == PixelSize(width: 512, height: 512))
+    // Depth 1 tile (0, 0) of 500x300 pixels is the whole image, clipped at its edges.
+    #expect(info.url(depth: 1, region: Rect(x: 0, y: 0, width: 500, height: 300))
+        == "http://h/iiif/map/0,0,1000,600/500,300/0/default.jpg")
+    #expect(info.url(depth: 0, region: Rect(x: 512, y: 512, width: 488, height: 88))
+        == "http://h/iiif/map/512,512,488,88/488,88/0/default.jpg")
+    #expect(throws: ViewerError.self) { try IIIFInfo(json: Array(#"{"width": 3}"#.utf8), url: "u") }
+}
+
+@Test func httpResponsesAreSplitAndDechunked() throws {
+    let plain = Array("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello".utf8)
+    #expect(try HTTPClient.parse(plain, url: "u").body == Array("hello".utf8))
+    let chunked = Array(
+        "HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n".utf8)
+    let response = try HTTPClient.parse(chunked, url: "u")
+    #expect(response.status == 404)
+    #expect(response.body == Array("abcde".utf8))
+    #expect(throws: ViewerError.self) { try HTTPClient.parse(Array("garbage".utf8), url: "u") }
+    #expect(try HTTPClient.Address("http://example.org:8080/iiif/a").port == 8080)
+    #expect(throws: ViewerError.http(url: "https://example.org/", detail: "only http:// URLs are supported")) {
+        try HTTPClient.Address("https://example.org/")
     }
 }
