@@ -30,8 +30,7 @@ final class SDLWindow {
             throw ViewerError.sdl("cannot open a window: \(message)")
         }
         let accelerated = SDL_RENDERER_ACCELERATED.rawValue | SDL_RENDERER_PRESENTVSYNC.rawValue
-        guard let renderer = (software ? nil : SDL_CreateRenderer(window, -1, accelerated))
-            ?? SDL_CreateRenderer(window, -1, SDL_RENDERER_SOFTWARE.rawValue)
+        guard let renderer = (software ? nil : SDL_CreateRenderer(window, -1, accelerated)) ?? Self.softwareRenderer(window)
         else {
             let message = Self.lastError
             SDL_DestroyWindow(window)
@@ -46,6 +45,14 @@ final class SDLWindow {
         hasVSync = info.flags & SDL_RENDERER_PRESENTVSYNC.rawValue != 0
         videoDriver = SDL_GetCurrentVideoDriver().map { String(cString: $0) } ?? "unknown"
         SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_BLEND)
+    }
+
+    /// SDL's software renderer on `window`, its frames copied to the display as they are. Otherwise SDL decides how
+    /// to show the window's surface by making an OpenGL context and asking its vendor, which loads Mesa and LLVM
+    /// (60 MB of resident memory) only to copy the surface the plain way in the end.
+    private static func softwareRenderer(_ window: OpaquePointer) -> OpaquePointer? {
+        SDL_SetHint(SDL_HINT_FRAMEBUFFER_ACCELERATION, "0")
+        return SDL_CreateRenderer(window, -1, SDL_RENDERER_SOFTWARE.rawValue)
     }
 
     deinit {
