@@ -109,7 +109,8 @@ def test_memory_stays_within_the_cache_budget_over_2000_frames(tessera, tmp_path
     assert report["peakCacheBytes"] <= budget
     assert report["peakCacheAndReservedBytes"] <= budget
     assert report["peakTextureBytes"] <= budget
-    assert report["peakRSSBytes"] < budget + (200 << 20)
+    # SDL, X and the decoders need about 40 MiB besides the tiles.
+    assert report["peakRSSBytes"] < budget + (96 << 20)
 
 
 def test_keys_zoom_about_the_centre_and_show_the_overlay(tessera, tmp_path):
