@@ -18,6 +18,7 @@ let package = Package(
         .systemLibrary(name: "CWebP", path: "Sources/CWebP"),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD"),
+        .systemLibrary(name: "CSDL2", path: "Sources/CSDL2", pkgConfig: "sdl2"),
         // The few C shims the libraries need: setjmp/longjmp error recovery for libjpeg and libpng,
         // per-handle error capture for libtiff.
         .target(
@@ -37,7 +38,9 @@ let package = Package(
         .target(name: "CServerShims", dependencies: ["CMicroHTTPD"], linkerSettings: [.linkedLibrary("microhttpd")]),
         // The IIIF Image API server over libmicrohttpd.
         .target(name: "TesseraServer", dependencies: ["Tessera", "CMicroHTTPD", "CServerShims"]),
-        .executableTarget(name: "tessera", dependencies: ["Tessera", "TesseraServer"]),
+        // The native viewer: an SDL2 window drawing TesseraTiling's tiles, one texture per tile.
+        .target(name: "TesseraViewer", dependencies: ["TesseraTiling", "Tessera", "TesseraServer", "CSDL2"]),
+        .executableTarget(name: "tessera", dependencies: ["Tessera", "TesseraServer", "TesseraViewer"]),
         // Replays a scripted pan-and-zoom trace through the tiling engine over a real Deep Zoom pyramid.
         .executableTarget(
             name: "TilingSimulation", dependencies: ["TesseraTiling", "Tessera"], path: "Benchmarks/TilingSimulation",
@@ -49,6 +52,7 @@ let package = Package(
         .testTarget(name: "TesseraTests", dependencies: ["Tessera"]),
         .testTarget(name: "TesseraTilingTests", dependencies: ["TesseraTiling"]),
         .testTarget(name: "TesseraServerTests", dependencies: ["TesseraServer"]),
+        .testTarget(name: "TesseraViewerTests", dependencies: ["TesseraViewer"]),
     ],
     swiftLanguageModes: [.v6]
 )

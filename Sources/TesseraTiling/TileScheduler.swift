@@ -92,6 +92,10 @@ public actor TileScheduler<Provider: TileProvider> {
     /// The counters so far.
     public private(set) var statistics = Statistics()
 
+    /// The tiles being made now (stale ones included) and the requests waiting to start: what a client shows as
+    /// its requests in flight.
+    public var load: (running: Int, queued: Int) { (runningTasks, queue.count) }
+
     /// Makes a scheduler that fills `cache` from `provider`, stamps arrivals with `clock` (seconds; by default
     /// the time since the scheduler was made) and calls `onArrival` with each tile cached (to ask for a redraw).
     public init(

@@ -3,7 +3,8 @@ import Tessera
 
 /// The commands, in the order `tessera --help` lists them.
 let commands: [any Command.Type] = [InfoCommand.self, ConvertCommand.self, RegionCommand.self, ResizeCommand.self,
-                                   ThumbnailCommand.self, TileCommand.self, ServeCommand.self]
+                                   ThumbnailCommand.self, TileCommand.self, ServeCommand.self,
+                                   ViewCommand.self]
 let version = "0.1.0"
 
 func printError(_ message: String) {

@@ -99,6 +99,17 @@ private func makeScheduler(
     #expect(scheduler.cache.probe(key(2))?.arrivalTime == 42)
 }
 
+@Test func loadCountsTheTilesRunningAndTheRequestsWaiting() async {
+    let provider = RecordingProvider()
+    let scheduler = makeScheduler(provider, concurrency: 2)
+    await scheduler.update(wanted: (0..<5).map { request($0, .visible, $0) })
+    await provider.waitForStarts(2)
+    #expect(await scheduler.load == (running: 2, queued: 3))
+    provider.gate.open()
+    await scheduler.waitUntilIdle()
+    #expect(await scheduler.load == (running: 0, queued: 0))
+}
+
 @Test func tilesThatLeaveThePlanBeforeStartingAreCancelled() async {
     let provider = RecordingProvider()
     let scheduler = makeScheduler(provider)

@@ -83,6 +83,8 @@ public struct ImageProperties: Sendable, Codable, Equatable {
     public var levels: [Size]
     /// The file's size in bytes.
     public var fileSize: Int
+    /// The size of a tile pyramid's stored tiles (Deep Zoom, IIIF level 0), without overlap; nil for other images.
+    public var tileSize: Size?
 
     public init(format: ImageFormat, width: Int, height: Int, channels: Int, bitDepth: Int, colorModel: ColorModel,
                 hasAlpha: Bool, orientation: Int = 1, hasICCProfile: Bool = false, isProgressive: Bool = false,

@@ -18,11 +18,13 @@ final class TileFolderDecoder: ImageDecoder {
         let pyramid = try open(input)
         let sample = try ImageSource(path: try pyramid.sampleTilePath()).properties
         let format = pixelFormat(sample)
-        return ImageProperties(format: try detectedFormat(input), width: pyramid.imageSize.width,
-                               height: pyramid.imageSize.height, channels: format.channelCount, bitDepth: 8,
-                               colorModel: format.isColor ? .rgb : .gray, hasAlpha: format.hasAlpha,
-                               hasICCProfile: sample.hasICCProfile,
-                               levels: pyramid.scaleFactors.map { pyramid.levelSize(scale: $0) })
+        var properties = ImageProperties(format: try detectedFormat(input), width: pyramid.imageSize.width,
+                                         height: pyramid.imageSize.height, channels: format.channelCount, bitDepth: 8,
+                                         colorModel: format.isColor ? .rgb : .gray, hasAlpha: format.hasAlpha,
+                                         hasICCProfile: sample.hasICCProfile,
+                                         levels: pyramid.scaleFactors.map { pyramid.levelSize(scale: $0) })
+        properties.tileSize = Size(width: pyramid.tileWidth, height: pyramid.tileHeight)
+        return properties
     }
 
     static func nativeScales(for properties: ImageProperties) -> [Int] {

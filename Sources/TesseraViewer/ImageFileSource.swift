@@ -1,0 +1,65 @@
+import Foundation
+import Synchronization
+import Tessera
+import TesseraServer
+import TesseraTiling
+
+/// Tiles read from an image file through `ImageSource`'s region reads at reduced scale: a pyramidal TIFF or a Deep
+/// Zoom or IIIF level-0 folder from its levels (a tile folder's own tile size, so that each tile is one file), a
+/// JPEG with DCT scaling, anything else by averaging.
+///
+/// A large image that is not a pyramid is slow to read by regions (a JPEG decodes every row above the region),
+/// so, given a `PyramidCache`, the source asks it for a pyramidal TIFF of the image, as `tessera serve` does: the
+/// cache builds one in the background, and once it is there tiles are read from it instead.
+public final class ImageFileSource: TileSource {
+    public let name: String
+    public let contentSize: PixelSize
+    public let tileSize: PixelSize
+    public let depthCount: Int
+    private let pyramids: PyramidCache?
+    private let fileIdentity: (modified: Date, size: Int)
+    /// The file read now: the image itself, then the cached pyramid once it is built.
+    private let current: Mutex<(source: ImageSource, isCachedPyramid: Bool)>
+
+    /// Opens `path`; `pyramids`, when given, builds a pyramidal TIFF of a large plain image to read from. Tiles are
+    /// `tileSize` pixels, by default a tile folder's own or 256.
+    public init(path: String, tileSize: Int? = nil, pyramids: PyramidCache? = nil, budget: MemoryBudget = .default)
+        throws
+    {
+        let source = try ImageSource(path: path, budget: budget)
+        let tileSize = tileSize ?? source.properties.tileSize.map { max($0.width, $0.height) } ?? 256
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        name = path
+        contentSize = PixelSize(width: source.properties.width, height: source.properties.height)
+        self.tileSize = PixelSize(width: tileSize, height: tileSize)
+        depthCount = Self.depthsToOneTile(contentSize: contentSize, tileSize: self.tileSize)
+        self.pyramids = pyramids
+        fileIdentity = ((attributes?[.modificationDate] as? Date) ?? Date(timeIntervalSince1970: 0),
+                        (attributes?[.size] as? Int) ?? 0)
+        current = Mutex((source, false))
+    }
+
+    /// Whether tiles now come from a pyramid built in the cache.
+    public var readsCachedPyramid: Bool { current.withLock { $0.isCachedPyramid } }
+
+    public func pixels(depth: Int, region: Rect) throws -> ImageBuffer {
+        let factor = 1 << depth
+        let full = Rect(x: region.x * factor, y: region.y * factor,
+                        width: min(region.width * factor, contentSize.width - region.x * factor),
+                        height: min(region.height * factor, contentSize.height - region.y * factor))
+        let reader = try source().makeReader(ReadOptions(region: full, scale: factor))
+        return try reader.readAll(name: name)
+    }
+
+    /// The file to read: the cached pyramid if it is built (starting its build if not), else the image.
+    private func source() throws -> ImageSource {
+        let (source, cached) = current.withLock { $0 }
+        guard !cached, let pyramids,
+            let path = pyramids.pyramids(for: source, path: name, modified: fileIdentity.modified,
+                                         size: fileIdentity.size)?.full
+        else { return source }
+        let pyramid = try ImageSource(path: path, budget: source.budget)
+        current.withLock { $0 = (pyramid, true) }
+        return pyramid
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import Tessera
+import TesseraServer
+import TesseraViewer
+
+/// `tessera view`: the native viewer, an SDL2 window on a pyramid, an image or a IIIF server.
+enum ViewCommand: Command {
+    static let spec = CommandSpec(
+        name: "view", usage: "view IMAGE|PYRAMID.dzi|http://SERVER/iiif/ID [--size WxH] [--script FILE] [options]",
+        summary: "show an image of any size in a window: pan, zoom, tiles decoded in the background",
+        details: """
+            Opens a Deep Zoom pyramid (.dzi), a pyramidal TIFF, any image Tessera reads, or a IIIF Image API
+            image (its http:// base URI or info.json). Drag or arrow keys pan; the wheel, a pinch or +/- zoom;
+            a double click zooms in; 0 or Home fits the image; f toggles full screen; i shows the tile and memory
+            overlay; q or Escape quits. A large image that is not a pyramid is read by regions while a pyramidal
+            TIFF of it is built in the pyramid cache, as 'tessera serve' does.
+            --script replays a JSON trace of view, pan, zoom, resize, wait, frames and screenshot steps, then
+            exits, printing (or writing to --report) a JSON report of frame times and peak memory.
+            """,
+        options: [
+            Option("size", value: "WxH", "window size in points (default 1024x768)"),
+            Option("cache-size", value: "SIZE", "memory for decoded tiles and their textures (default 256M)"),
+            Option("script", value: "FILE", "replay this JSON trace, then exit"),
+            Option("report", value: "FILE", "with --script: write the report here instead of standard output"),
+            Option("software", "draw with SDL's software renderer even when a GPU is available"),
+            Option("threads", value: "N", "tiles decoded at once (default: the core count)"),
+            Option("pyramid-cache", value: "DIR",
+                   "where pyramids of large plain images are built (default ~/.cache/tessera)"),
+            Option("no-pyramid-cache", "read large plain images by regions only, building no pyramid"),
+        ])
+
+    static func run(_ arguments: Arguments) throws {
+        let target = try arguments.positionals(exactly: 1, "IMAGE, PYRAMID or URL")[0]
+        var configuration = Viewer.Configuration()
+        if let text = arguments.value("size") {
+            let parts = text.lowercased().split(separator: "x")
+            guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]),
+                (64...16_384).contains(width), (64...16_384).contains(height)
+            else { throw UsageError("--size must be WxH with sides from 64 to 16384, not '\(text)'") }
+            configuration.windowSize = .init(width: width, height: height)
+        }
+        configuration.cacheBytes = try arguments.byteSize("cache-size") ?? configuration.cacheBytes
+        configuration.software = arguments.flag("software")
+        configuration.concurrency = try arguments.integer("threads", in: 1...256)
+            ?? ProcessInfo.processInfo.activeProcessorCount
+        configuration.title = "\(target) - tessera view"
+        let script = try arguments.value("script").map(ViewerScript.init(path:))
+        if arguments.value("report") != nil && script == nil { throw UsageError("--report needs --script") }
+
+        let source = try openSource(target, arguments: arguments)
+        let viewer = try Viewer(source: source, configuration: configuration)
+        defer { viewer.close() }
+        Interruption.shared.onInterrupt { _ in Viewer.requestQuit() }
+        guard let script else {
+            try viewer.run()
+            return
+        }
+        let report = try viewer.run(script: script).json()
+        if let path = arguments.value("report") {
+            guard FileManager.default.createFile(atPath: path, contents: report) else {
+                throw TesseraError.io(path: path, detail: "cannot write the report")
+            }
+        } else {
+            FileHandle.standardOutput.write(report + Data("\n".utf8))
+        }
+    }
+
+    /// The tile source for `target`: a IIIF server for an http URL, else an image file (pyramidal TIFFs, Deep Zoom
+    /// and IIIF level-0 folders read by level).
+    private static func openSource(_ target: String, arguments: Arguments) throws -> any TileSource {
+        if target.hasPrefix("http://") || target.hasPrefix("https://") {
+            return try IIIFSource(url: target)
+        }
+        guard FileManager.default.fileExists(atPath: target) else {
+            throw TesseraError.io(path: target, detail: "no such file")
+        }
+        var pyramids: PyramidCache?
+        if !arguments.flag("no-pyramid-cache") {
+            let home = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"] ?? (NSHomeDirectory() + "/.cache")
+            pyramids = try PyramidCache(folder: arguments.value("pyramid-cache") ?? home + "/tessera")
+        }
+        return try ImageFileSource(path: target, pyramids: pyramids, budget: try arguments.budget())
+    }
+}
