@@ -33,6 +33,13 @@ public final class PyramidCache: Sendable {
     private let previewBuilds = DispatchQueue(label: "tessera.pyramid-cache.previews", qos: .userInitiated)
     let fullBuilds = DispatchQueue(label: "tessera.pyramid-cache.full", qos: .utility)
 
+    /// Where pyramids are kept unless told otherwise: `tessera` in `$XDG_CACHE_HOME`, or in `~/.cache`.
+    public static var defaultFolder: String {
+        (ProcessInfo.processInfo.environment["XDG_CACHE_HOME"] ?? NSHomeDirectory() + "/.cache") + "/tessera"
+    }
+
+    /// A cache in `folder` (created if missing) holding at most `limit` bytes, for images of `minimumSide` pixels
+    /// or more on a side.
     public init(folder: String, limit: Int = 8 << 30, minimumSide: Int = 4096) throws {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         self.folder = folder

@@ -41,9 +41,7 @@ enum ServeCommand: Command {
             configuration.prefix = prefix == "/" ? "" : prefix
         }
         if !arguments.flag("no-cache") {
-            let home = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"]
-                ?? (NSHomeDirectory() + "/.cache")
-            configuration.cache = try PyramidCache(folder: arguments.value("cache") ?? home + "/tessera",
+            configuration.cache = try PyramidCache(folder: arguments.value("cache") ?? PyramidCache.defaultFolder,
                                                    limit: try arguments.byteSize("cache-size") ?? 8 << 30)
         }
         let catalog: ImageCatalog

@@ -76,8 +76,7 @@ enum ViewCommand: Command {
         }
         var pyramids: PyramidCache?
         if !arguments.flag("no-pyramid-cache") {
-            let home = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"] ?? (NSHomeDirectory() + "/.cache")
-            pyramids = try PyramidCache(folder: arguments.value("pyramid-cache") ?? home + "/tessera")
+            pyramids = try PyramidCache(folder: arguments.value("pyramid-cache") ?? PyramidCache.defaultFolder)
         }
         return try ImageFileSource(path: target, pyramids: pyramids, budget: try arguments.budget())
     }
