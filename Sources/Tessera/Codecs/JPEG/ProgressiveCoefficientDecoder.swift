@@ -75,6 +75,8 @@ final class ProgressiveCoefficientDecoder {
         defer { cursor.state = state }
         let start = scan.spectralStart, end = scan.spectralEnd, shift = scan.approximationLow
         let isFirst = scan.approximationHigh == 0
+        // The tables are read out of the scan once: per block, each copy would retain and release their arrays.
+        let dcTables = scan.dcTables, acTable = scan.acTable ?? dcTables.first
         // One block by the scan's kind; false on an invalid code.
         func block(_ position: Int, _ coefficients: UnsafeMutablePointer<Int16>) -> Bool {
             if start == 0 {
@@ -82,10 +84,11 @@ final class ProgressiveCoefficientDecoder {
                     state.decodeDCRefinement(shift: shift, into: coefficients)
                     return true
                 }
-                return state.decodeDCFirst(position: position, table: scan.dcTables[position], shift: shift, into: coefficients)
+                return state.decodeDCFirst(position: position, table: dcTables[position], shift: shift, into: coefficients)
             }
-            return isFirst ? state.decodeACFirst(coefficients, table: scan.acTable!, start: start, end: end, shift: shift)
-                : state.decodeACRefinement(coefficients, table: scan.acTable!, start: start, end: end, shift: shift)
+            guard let acTable else { return false }
+            return isFirst ? state.decodeACFirst(coefficients, table: acTable, start: start, end: end, shift: shift)
+                : state.decodeACRefinement(coefficients, table: acTable, start: start, end: end, shift: shift)
         }
         func unit() throws {
             guard state.startUnit() || allowPartial else {

@@ -65,6 +65,7 @@ struct ProgressiveScanState {
             endOfBandRun -= 1
             return true
         }
+        let naturalOrder = Self.naturalOrder
         var k = start
         while k <= end {
             guard let symbol = table.decode(&reader) else { return false }
@@ -72,7 +73,7 @@ struct ProgressiveScanState {
             if size != 0 {
                 k += run
                 guard k <= end else { return false }
-                block[Self.naturalOrder[k]] = Int16(truncatingIfNeeded: reader.readSigned(size) << shift)
+                block[naturalOrder[k]] = Int16(truncatingIfNeeded: reader.readSigned(size) << shift)
                 k += 1
             } else if run == 15 {
                 k += 16
@@ -90,7 +91,7 @@ struct ProgressiveScanState {
     @inline(__always)
     mutating func decodeACRefinement(_ block: UnsafeMutablePointer<Int16>, table: JPEGHuffmanTable, start: Int,
                                      end: Int, shift: Int) -> Bool {
-        let plus = 1 << shift
+        let plus = 1 << shift, naturalOrder = Self.naturalOrder
         var k = start
         if endOfBandRun == 0 {
             while k <= end {
@@ -108,7 +109,7 @@ struct ProgressiveScanState {
                 // Pass `run` zero coefficients (correcting the nonzero ones on the way); the new one goes in the
                 // next zero, or ZRL's sixteenth zero is passed.
                 while k <= end {
-                    let position = Self.naturalOrder[k]
+                    let position = naturalOrder[k]
                     if block[position] != 0 {
                         refine(block + position, plus: plus)
                     } else {
@@ -119,14 +120,14 @@ struct ProgressiveScanState {
                 }
                 if value != 0 {
                     guard k <= end else { return false }
-                    block[Self.naturalOrder[k]] = Int16(truncatingIfNeeded: value)
+                    block[naturalOrder[k]] = Int16(truncatingIfNeeded: value)
                 }
                 k += 1
             }
         }
         if endOfBandRun > 0 {
             while k <= end {
-                let position = Self.naturalOrder[k]
+                let position = naturalOrder[k]
                 if block[position] != 0 { refine(block + position, plus: plus) }
                 k += 1
             }
@@ -144,10 +145,17 @@ struct ProgressiveScanState {
         if value & plus == 0 { coefficient.pointee = Int16(truncatingIfNeeded: value >= 0 ? value + plus : value - plus) }
     }
 
-    /// The natural (row-major) position of each zigzag index (T.81 figure A.6).
-    static let naturalOrder: [Int] = [
-        0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7, 14, 21, 28,
-        35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55,
-        62, 63,
-    ]
+    /// The natural (row-major) position of each zigzag index (T.81 figure A.6), as a pointer: the block loops
+    /// index it without bounds checks (indices are at most the scan's end, checked <= 63 when it is opened).
+    /// Written once, then only read: safe to share.
+    nonisolated(unsafe) static let naturalOrder: UnsafePointer<Int> = {
+        let order = [
+            0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7, 14, 21,
+            28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54,
+            47, 55, 62, 63,
+        ]
+        let pointer = UnsafeMutablePointer<Int>.allocate(capacity: order.count)
+        pointer.initialize(from: order, count: order.count)
+        return UnsafePointer(pointer)
+    }()
 }
