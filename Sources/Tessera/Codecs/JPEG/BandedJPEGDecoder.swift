@@ -84,7 +84,7 @@ final class BandedJPEGDecoder: RowDecoder {
                 // Whole bands are skipped without making their JPEG; their coefficients are still decoded, as
                 // the scans are read in order.
                 let rows = outputRows(ofBandAt: nextRow)
-                if rows.count <= left && band == nil {
+                if rows.count <= left {
                     try advance(encode: false)
                     left -= rows.count
                     continue
