@@ -90,10 +90,18 @@ final class ProgressiveCoefficientDecoder {
             return isFirst ? state.decodeACFirst(coefficients, table: acTable, start: start, end: end, shift: shift)
                 : state.decodeACRefinement(coefficients, table: acTable, start: start, end: end, shift: shift)
         }
-        func unit() throws {
+        // Starts a unit; false once the scan's data has run out and partial output was asked for: like libjpeg,
+        // the scan then adds nothing more, where decoding the zero bits fed past its end would add noise.
+        func unit() throws -> Bool {
+            if state.reader.overran {
+                guard allowPartial else { return true }
+                cursor.failed = true
+                return false
+            }
             guard state.startUnit() || allowPartial else {
                 throw TesseraError.corrupt(path: name, detail: "restart marker \((state.nextRestart - 1) & 7) is missing, \(place(rows))")
             }
+            return true
         }
         func invalid() throws {
             guard allowPartial else {
@@ -108,7 +116,7 @@ final class ProgressiveCoefficientDecoder {
             for blockRow in firstRow..<max(firstRow, lastRow) {
                 let base = window.blockRow(component: component, row: blockRow)
                 for column in 0..<info.blocksAcross {
-                    try unit()
+                    guard try unit() else { return }
                     guard block(0, base + column * 64) else { return try invalid() }
                 }
             }
@@ -121,7 +129,7 @@ final class ProgressiveCoefficientDecoder {
             }
             let steps = cursor.slots.map { frame.components[$0.component].horizontal * 64 }
             for mcu in 0..<frame.mcusAcross {
-                try unit()
+                guard try unit() else { return }
                 for index in bases.indices {
                     guard block(cursor.slots[index].position, bases[index] + mcu * steps[index]) else { return try invalid() }
                 }
