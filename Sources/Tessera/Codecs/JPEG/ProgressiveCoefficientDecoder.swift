@@ -71,53 +71,31 @@ final class ProgressiveCoefficientDecoder {
 
     private func decode(_ cursor: inout Cursor, rows: Range<Int>, into window: CoefficientWindow) throws {
         let scan = cursor.scan
+        // The state is a plain local, touched by no closure, so the block loops keep it in registers; the tables
+        // are read out of the scan once, as a copy per block would retain and release their arrays.
         var state = cursor.state
         defer { cursor.state = state }
-        let start = scan.spectralStart, end = scan.spectralEnd, shift = scan.approximationLow
-        let isFirst = scan.approximationHigh == 0
-        // The tables are read out of the scan once: per block, each copy would retain and release their arrays.
-        let dcTables = scan.dcTables, acTable = scan.acTable ?? dcTables.first
-        // One block by the scan's kind; false on an invalid code.
-        func block(_ position: Int, _ coefficients: UnsafeMutablePointer<Int16>) -> Bool {
-            if start == 0 {
-                guard isFirst else {
-                    state.decodeDCRefinement(shift: shift, into: coefficients)
-                    return true
-                }
-                return state.decodeDCFirst(position: position, table: dcTables[position], shift: shift, into: coefficients)
-            }
-            guard let acTable else { return false }
-            return isFirst ? state.decodeACFirst(coefficients, table: acTable, start: start, end: end, shift: shift)
-                : state.decodeACRefinement(coefficients, table: acTable, start: start, end: end, shift: shift)
-        }
-        // Starts a unit; false once the scan's data has run out and partial output was asked for: like libjpeg,
-        // the scan then adds nothing more, where decoding the zero bits fed past its end would add noise.
-        func unit() throws -> Bool {
-            if state.reader.overran {
-                guard allowPartial else { return true }
-                cursor.failed = true
-                return false
-            }
-            guard state.startUnit() || allowPartial else {
-                throw TesseraError.corrupt(path: name, detail: "restart marker \((state.nextRestart - 1) & 7) is missing, \(place(rows))")
-            }
-            return true
-        }
-        func invalid() throws {
-            guard allowPartial else {
-                throw TesseraError.corrupt(path: name, detail: "a scan holds an invalid Huffman code, \(place(rows))")
-            }
-            cursor.failed = true
-        }
+        let coding = ProgressiveScanState.Coding(scan: scan)
         if scan.components.count == 1 {
             // A one-component scan codes that component's blocks in raster order, with no MCU padding.
             let component = scan.components[0], info = frame.components[component]
             let firstRow = rows.lowerBound * info.vertical, lastRow = min(rows.upperBound * info.vertical, info.blocksDown)
+            // AC scans, nearly all the work, call their procedure directly with the table bound once here.
+            let acTable = scan.acTable ?? JPEGHuffmanTable.empty
             for blockRow in firstRow..<max(firstRow, lastRow) {
                 let base = window.blockRow(component: component, row: blockRow)
                 for column in 0..<info.blocksAcross {
-                    guard try unit() else { return }
-                    guard block(0, base + column * 64) else { return try invalid() }
+                    guard try startUnit(&state, failed: &cursor.failed, rows: rows) else { return }
+                    let block = base + column * 64, decoded: Bool
+                    switch (coding.start == 0, coding.isFirst) {
+                    case (true, _): decoded = state.decodeDCBlock(block, position: 0, coding: coding)
+                    case (false, true):
+                        decoded = state.decodeACFirst(block, table: acTable, start: coding.start, end: coding.end, shift: coding.shift)
+                    case (false, false):
+                        decoded = state.decodeACRefinement(block, table: acTable, start: coding.start, end: coding.end,
+                                                           shift: coding.shift)
+                    }
+                    guard decoded else { return try invalid(failed: &cursor.failed, rows: rows) }
                 }
             }
             return
@@ -129,12 +107,35 @@ final class ProgressiveCoefficientDecoder {
             }
             let steps = cursor.slots.map { frame.components[$0.component].horizontal * 64 }
             for mcu in 0..<frame.mcusAcross {
-                guard try unit() else { return }
+                guard try startUnit(&state, failed: &cursor.failed, rows: rows) else { return }
                 for index in bases.indices {
-                    guard block(cursor.slots[index].position, bases[index] + mcu * steps[index]) else { return try invalid() }
+                    guard state.decodeDCBlock(bases[index] + mcu * steps[index], position: cursor.slots[index].position,
+                                              coding: coding) else { return try invalid(failed: &cursor.failed, rows: rows) }
                 }
             }
         }
+    }
+
+    /// Starts a unit; false once the scan's data has run out and partial output was asked for: like libjpeg, the
+    /// scan then adds nothing more, where decoding the zero bits fed past its end would add noise.
+    @inline(__always)
+    private func startUnit(_ state: inout ProgressiveScanState, failed: inout Bool, rows: Range<Int>) throws -> Bool {
+        if state.reader.overran {
+            guard allowPartial else { return true }
+            failed = true
+            return false
+        }
+        guard state.startUnit() || allowPartial else {
+            throw TesseraError.corrupt(path: name, detail: "restart marker \((state.nextRestart - 1) & 7) is missing, \(place(rows))")
+        }
+        return true
+    }
+
+    private func invalid(failed: inout Bool, rows: Range<Int>) throws {
+        guard allowPartial else {
+            throw TesseraError.corrupt(path: name, detail: "a scan holds an invalid Huffman code, \(place(rows))")
+        }
+        failed = true
     }
 }
 

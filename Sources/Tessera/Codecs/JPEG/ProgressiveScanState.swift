@@ -20,6 +20,37 @@ struct ProgressiveScanState {
         restartsLeft = scan.restartInterval
     }
 
+    /// What one scan codes, and its DC tables: everything a block needs besides the state (an AC scan's table is
+    /// passed on its own, bound once per row: read out of a struct per block, it would be retained and released).
+    struct Coding {
+        /// Spectral selection (zigzag indices) and the bit position Al.
+        let start: Int
+        let end: Int
+        let shift: Int
+        /// A first scan (Ah = 0) rather than a refinement.
+        let isFirst: Bool
+        let dcTables: [JPEGHuffmanTable]
+
+        init(scan: JPEGScanIndex.Scan) {
+            start = scan.spectralStart
+            end = scan.spectralEnd
+            shift = scan.approximationLow
+            isFirst = scan.approximationHigh == 0
+            dcTables = scan.dcTables
+        }
+    }
+
+    /// One block of a DC scan, first or refinement; `position` is the block's component in the scan. False on
+    /// an invalid code.
+    @inline(__always)
+    mutating func decodeDCBlock(_ coefficient: UnsafeMutablePointer<Int16>, position: Int, coding: Coding) -> Bool {
+        guard coding.isFirst else {
+            decodeDCRefinement(shift: coding.shift, into: coefficient)
+            return true
+        }
+        return decodeDCFirst(position: position, table: coding.dcTables[position], shift: coding.shift, into: coefficient)
+    }
+
     /// Called before each unit: steps over the restart marker when the interval is used up and resets the
     /// predictions and the run. Returns false when the expected marker is not there.
     @inline(__always)
