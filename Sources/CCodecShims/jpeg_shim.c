@@ -34,6 +34,7 @@ void tessera_jpeg_error_init(struct tessera_jpeg_error *error) {
 struct tessera_jpeg_decoder {
     struct jpeg_decompress_struct info;
     struct tessera_jpeg_error error;
+    jvirt_barray_ptr *coefficients;
 };
 
 #define GUARDED(decoder, body)                        \
@@ -115,6 +116,16 @@ int tessera_jpeg_finish_decompress(tessera_jpeg_decoder *decoder) {
     GUARDED(decoder, jpeg_finish_decompress(&decoder->info));
 }
 
+int tessera_jpeg_read_coefficients(tessera_jpeg_decoder *decoder) {
+    GUARDED(decoder, decoder->coefficients = jpeg_read_coefficients(&decoder->info));
+}
+
+JBLOCKROW tessera_jpeg_decoder_block_row(tessera_jpeg_decoder *decoder, int component, JDIMENSION row) {
+    if (setjmp(decoder->error.jump)) return NULL;
+    j_common_ptr common = (j_common_ptr)&decoder->info;
+    return (*common->mem->access_virt_barray)(common, decoder->coefficients[component], row, 1, FALSE)[0];
+}
+
 // MARK: - Compression
 
 struct tessera_jpeg_encoder {
@@ -122,6 +133,7 @@ struct tessera_jpeg_encoder {
     struct tessera_jpeg_error error;
     unsigned char *memory;
     unsigned long memory_size;
+    jvirt_barray_ptr coefficients[MAX_COMPONENTS];
 };
 
 tessera_jpeg_encoder *tessera_jpeg_encoder_create(void) {
@@ -169,6 +181,42 @@ int tessera_jpeg_encoder_setup(tessera_jpeg_encoder *encoder, FILE *file, JDIMEN
         if (progressive) jpeg_simple_progression(info);
         jpeg_start_compress(info, TRUE);
     });
+}
+
+// The arrays libjpeg would size in jpeg_write_coefficients, rounded up to whole MCUs as jpegtran does.
+static void tessera_jpeg_request_coefficients(tessera_jpeg_encoder *encoder) {
+    struct jpeg_compress_struct *info = &encoder->info;
+    int max_h = 1;
+    int max_v = 1;
+    for (int c = 0; c < info->num_components; c++) {
+        if (info->comp_info[c].h_samp_factor > max_h) max_h = info->comp_info[c].h_samp_factor;
+        if (info->comp_info[c].v_samp_factor > max_v) max_v = info->comp_info[c].v_samp_factor;
+    }
+    for (int c = 0; c < info->num_components; c++) {
+        jpeg_component_info *component = &info->comp_info[c];
+        JDIMENSION h = (JDIMENSION)component->h_samp_factor;
+        JDIMENSION v = (JDIMENSION)component->v_samp_factor;
+        JDIMENSION across = (info->image_width * h + 8 * max_h - 1) / (8 * max_h);
+        JDIMENSION down = (info->image_height * v + 8 * max_v - 1) / (8 * max_v);
+        encoder->coefficients[c] = (*info->mem->request_virt_barray)(
+            (j_common_ptr)info, JPOOL_IMAGE, TRUE, (across + h - 1) / h * h, (down + v - 1) / v * v, v);
+    }
+}
+
+int tessera_jpeg_encoder_setup_coefficients(tessera_jpeg_encoder *encoder, tessera_jpeg_decoder *source, JDIMENSION height) {
+    GUARDED(encoder, {
+        jpeg_mem_dest(&encoder->info, &encoder->memory, &encoder->memory_size);
+        jpeg_copy_critical_parameters(&source->info, &encoder->info);
+        encoder->info.image_height = height;
+        tessera_jpeg_request_coefficients(encoder);
+        jpeg_write_coefficients(&encoder->info, encoder->coefficients);
+    });
+}
+
+JBLOCKROW tessera_jpeg_encoder_block_row(tessera_jpeg_encoder *encoder, int component, JDIMENSION row) {
+    if (setjmp(encoder->error.jump)) return NULL;
+    j_common_ptr common = (j_common_ptr)&encoder->info;
+    return (*common->mem->access_virt_barray)(common, encoder->coefficients[component], row, 1, TRUE)[0];
 }
 
 int tessera_jpeg_write_scanlines(tessera_jpeg_encoder *encoder, JSAMPARRAY rows, JDIMENSION count) {

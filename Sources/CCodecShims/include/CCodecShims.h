@@ -33,6 +33,10 @@ int tessera_jpeg_crop_scanline(tessera_jpeg_decoder *decoder, JDIMENSION *xoffse
 int tessera_jpeg_skip_scanlines(tessera_jpeg_decoder *decoder, JDIMENSION count, JDIMENSION *skipped);
 int tessera_jpeg_read_scanlines(tessera_jpeg_decoder *decoder, JSAMPARRAY rows, JDIMENSION count, JDIMENSION *read);
 int tessera_jpeg_finish_decompress(tessera_jpeg_decoder *decoder);
+/// Reads every scan into libjpeg's whole-image coefficient arrays (`jpeg_read_coefficients`), instead of
+/// starting decompression; `tessera_jpeg_decoder_block_row` then gives block row `row` of `component`.
+int tessera_jpeg_read_coefficients(tessera_jpeg_decoder *decoder);
+JBLOCKROW tessera_jpeg_decoder_block_row(tessera_jpeg_decoder *decoder, int component, JDIMENSION row);
 
 // MARK: - libjpeg decompression fed incrementally
 
@@ -76,6 +80,12 @@ const char *tessera_jpeg_encoder_message(tessera_jpeg_encoder *encoder);
 /// With `file` NULL the output goes to memory, read with `tessera_jpeg_encoder_output` after finishing.
 int tessera_jpeg_encoder_setup(tessera_jpeg_encoder *encoder, FILE *file, JDIMENSION width, JDIMENSION height,
                                int components, int quality, int progressive, int subsampling, int optimize);
+/// Sets up a sequential JPEG in memory, `height` pixels tall, with the frame parameters and quantisation tables of
+/// `source` (its header read), to be written from coefficients: fill each component's block rows through
+/// `tessera_jpeg_encoder_block_row`, then `tessera_jpeg_finish_compress`.
+int tessera_jpeg_encoder_setup_coefficients(tessera_jpeg_encoder *encoder, tessera_jpeg_decoder *source, JDIMENSION height);
+/// Block row `row` of `component` of an encoder set up from coefficients, writable; NULL after an error.
+JBLOCKROW tessera_jpeg_encoder_block_row(tessera_jpeg_encoder *encoder, int component, JDIMENSION row);
 int tessera_jpeg_write_scanlines(tessera_jpeg_encoder *encoder, JSAMPARRAY rows, JDIMENSION count);
 int tessera_jpeg_finish_compress(tessera_jpeg_encoder *encoder);
 /// The bytes written to memory; valid until the encoder is destroyed.

@@ -49,10 +49,12 @@ final class JPEGDecoder: ImageDecoder {
 
     static func nativeScales(for properties: ImageProperties) -> [Int] { [1, 2, 4, 8] }
 
-    /// A progressive JPEG at 1/8 is decoded from its DC scans alone, in memory bounded by its width.
+    /// A progressive JPEG at 1/8 is decoded from its DC scans alone, in memory bounded by its width; at other
+    /// scales, when its coefficients exceed the budget, a band of rows at a time.
     static func makeDecoder(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws -> any RowDecoder {
-        try ProgressiveDCDecoder.open(input: input, properties: properties, request: request)
-            ?? JPEGDecoder(input: input, properties: properties, request: request)
+        if let decoder = try ProgressiveDCDecoder.open(input: input, properties: properties, request: request) { return decoder }
+        if let decoder = try BandedJPEGDecoder.open(input: input, properties: properties, request: request) { return decoder }
+        return try JPEGDecoder(input: input, properties: properties, request: request)
     }
 
     init(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws {

@@ -25,6 +25,16 @@ struct JPEGHuffmanTable {
                 start + 16 + total)
     }
 
+    /// A table with no codes: every decode fails. Stands in where a scan has no table of a kind.
+    static let empty = JPEGHuffmanTable()
+
+    private init() {
+        lookup = [UInt16](repeating: 0, count: 1 << Self.lookupBits)
+        maxCode = [Int32](repeating: -1, count: 17)
+        offset = [Int32](repeating: 0, count: 17)
+        symbols = []
+    }
+
     init(counts: [Int], symbols: [UInt8], name: String) throws {
         self.symbols = symbols
         lookup = [UInt16](repeating: 0, count: 1 << Self.lookupBits)

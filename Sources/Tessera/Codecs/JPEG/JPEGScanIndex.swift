@@ -1,8 +1,8 @@
 import Glibc
 
 /// Every scan of a JPEG file, found by walking its marker segments and skipping each scan's entropy-coded data
-/// by searching for the next marker: the frame header, each scan's header and where its data starts, and for the
-/// DC scans the tables in force when they began. Nothing is decoded; memory is a few tables per scan.
+/// by searching for the next marker: the frame header, each scan's header and where its data starts, and the
+/// Huffman tables in force when each scan began. Nothing is decoded; memory is a few tables per scan.
 struct JPEGScanIndex {
     /// One scan (SOS): which components it codes, which coefficients, and where its data is.
     struct Scan {
@@ -10,6 +10,8 @@ struct JPEGScanIndex {
         var components: [Int]
         /// The DC Huffman table of each of `components`, for DC first scans; empty otherwise.
         var dcTables: [JPEGHuffmanTable]
+        /// The AC Huffman table of an AC scan (first or refinement; such scans code one component); nil otherwise.
+        var acTable: JPEGHuffmanTable?
         /// Spectral selection and successive approximation (T.81 G.1.1.1.1).
         var spectralStart: Int
         var spectralEnd: Int
@@ -45,6 +47,7 @@ struct JPEGScanIndex {
         var frame: JPEGFrameHeader?
         var scans: [Scan] = []
         var dcTables = [JPEGHuffmanTable?](repeating: nil, count: 4)
+        var acTables = [JPEGHuffmanTable?](repeating: nil, count: 4)
         var quantization = [Int?](repeating: nil, count: 4)
         var latched: [Int?] = []
         var restartInterval = 0, sawJFIF = false, adobeTransform: Int?
@@ -69,7 +72,7 @@ struct JPEGScanIndex {
                     guard selector & 15 < 4 else {
                         throw TesseraError.corrupt(path: name, detail: "Huffman table \(selector & 15) does not exist")
                     }
-                    if selector >> 4 == 0 { dcTables[Int(selector & 15)] = table }
+                    if selector >> 4 == 0 { dcTables[Int(selector & 15)] = table } else { acTables[Int(selector & 15)] = table }
                     index = end
                 }
             case 0xDB:
@@ -110,6 +113,14 @@ struct JPEGScanIndex {
                         }
                         return table
                     }
+                }
+                if !scan.isDC {
+                    let selector = Int(payload[2] & 15)
+                    guard selector < 4, let table = acTables[selector] else {
+                        throw TesseraError.corrupt(path: name, detail: "a scan uses AC Huffman table \(selector),"
+                                                   + " which is not defined")
+                    }
+                    scan.acTable = table
                 }
                 for component in scan.components where latched[component] == nil {
                     latched[component] = quantization[frame.components[component].quantizationTable]
@@ -164,7 +175,7 @@ struct JPEGScanIndex {
             return component
         }
         let tail = 1 + 2 * count
-        let scan = Scan(components: components, dcTables: [], spectralStart: Int(payload[tail]),
+        let scan = Scan(components: components, dcTables: [], acTable: nil, spectralStart: Int(payload[tail]),
                         spectralEnd: Int(payload[tail + 1]), approximationHigh: Int(payload[tail + 2] >> 4),
                         approximationLow: Int(payload[tail + 2] & 15), restartInterval: 0, dataOffset: 0)
         let blocksPerMCU = components.reduce(0) { $0 + frame.components[$1].horizontal * frame.components[$1].vertical }

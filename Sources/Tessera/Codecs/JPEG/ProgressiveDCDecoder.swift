@@ -24,7 +24,7 @@ final class ProgressiveDCDecoder: RowDecoder {
         var step: Int
     }
 
-    /// One DC scan being read: its cursor, its DC predictions and its restart state.
+    /// One DC scan being read: where its MCU blocks go and its reading state.
     private struct ScanCursor {
         let scan: JPEGScanIndex.Scan
         /// The blocks of one MCU, in the scan's order.
@@ -32,19 +32,14 @@ final class ProgressiveDCDecoder: RowDecoder {
         /// A first scan (Ah = 0), and its Al.
         let isFirst: Bool
         let shift: Int
-        var reader: JPEGEntropyReader
-        var predictions = SIMD4<Int>()
-        var restartsLeft: Int
-        var nextRestart = 0
-        var started = false
+        var state: ProgressiveScanState
 
         init(scan: JPEGScanIndex.Scan, slots: [BlockSlot], input: BufferedInput) {
             self.scan = scan
             self.slots = slots
             isFirst = scan.approximationHigh == 0
             shift = scan.approximationLow
-            reader = JPEGEntropyReader(input: input, offset: scan.dataOffset)
-            restartsLeft = scan.restartInterval
+            state = ProgressiveScanState(scan: scan, input: input)
         }
     }
 
@@ -187,8 +182,8 @@ final class ProgressiveDCDecoder: RowDecoder {
         try cursors.withUnsafeMutableBufferPointer { cursors in
             for index in cursors.indices {
                 try decode(&cursors[index], mcuRow: row)
-                guard cursors[index].reader.overran && !allowPartial else { continue }
-                if cursors[index].reader.marker == 0 { throw TesseraError.truncated(path: name, detail: "in a DC scan, \(place)") }
+                guard cursors[index].state.reader.overran && !allowPartial else { continue }
+                if cursors[index].state.reader.marker == 0 { throw TesseraError.truncated(path: name, detail: "in a DC scan, \(place)") }
                 throw TesseraError.corrupt(path: name, detail: "a DC scan's data ends early, \(place)")
             }
         }
@@ -241,36 +236,20 @@ final class ProgressiveDCDecoder: RowDecoder {
     /// Steps over a restart marker when the interval is used up, resetting the predictions.
     @inline(__always)
     private func startUnit(_ cursor: inout ScanCursor) throws {
-        let interval = cursor.scan.restartInterval
-        guard interval > 0 else { return }
-        if cursor.started && cursor.restartsLeft == 0 {
-            guard cursor.reader.restart(expecting: cursor.nextRestart) || allowPartial else {
-                throw TesseraError.corrupt(path: name, detail: "restart marker \(cursor.nextRestart & 7) is missing \(place)")
-            }
-            cursor.nextRestart += 1
-            cursor.restartsLeft = interval
-            cursor.predictions = SIMD4()
+        guard cursor.state.startUnit() || allowPartial else {
+            throw TesseraError.corrupt(path: name, detail: "restart marker \((cursor.state.nextRestart - 1) & 7) is missing \(place)")
         }
-        cursor.started = true
-        cursor.restartsLeft -= 1
     }
 
     /// Decodes one block's DC from a first scan (the difference from the prediction, shifted by Al) or a
-    /// refinement scan (one more bit, ORed in at Al), as libjpeg's `decode_mcu_DC_first` and `_refine` do.
+    /// refinement scan (one more bit, ORed in at Al).
     @inline(__always)
     private func decodeBlock(_ cursor: inout ScanCursor, position: Int, table: JPEGHuffmanTable?,
                              into coefficient: UnsafeMutablePointer<Int16>) throws {
-        let shift = cursor.shift
-        if cursor.isFirst {
-            guard let size = table?.decode(&cursor.reader), size <= 15 else {
-                if allowPartial { return }
-                throw TesseraError.corrupt(path: name, detail: "a DC scan holds an invalid Huffman code \(place)")
-            }
-            let difference = size == 0 ? 0 : cursor.reader.readSigned(Int(size))
-            cursor.predictions[position] &+= difference
-            coefficient.pointee = Int16(truncatingIfNeeded: cursor.predictions[position] << shift)
-        } else if cursor.reader.read(1) != 0 {
-            coefficient.pointee |= Int16(truncatingIfNeeded: 1 << shift)
+        guard cursor.isFirst else { return cursor.state.decodeDCRefinement(shift: cursor.shift, into: coefficient) }
+        guard cursor.state.decodeDCFirst(position: position, table: table, shift: cursor.shift, into: coefficient)
+            || allowPartial else {
+            throw TesseraError.corrupt(path: name, detail: "a DC scan holds an invalid Huffman code \(place)")
         }
     }
 

@@ -1,0 +1,197 @@
+/// Decodes every coefficient of a Huffman-coded progressive JPEG a few rows of MCUs at a time, into a window
+/// that holds only those rows: all scans are read in lockstep, one file cursor each, and for each run of MCU
+/// rows every scan (in file order, as refinements need what earlier scans set) decodes its part of those rows
+/// before any scan moves on. One pass over the file; memory is the window plus a 64 KB buffer per scan, where
+/// libjpeg holds the whole image's coefficients until the last scan.
+///
+///     JPEGScanIndex -> one ProgressiveScanState per scan
+///       -> decode(rows:) : for each scan, for each block of those rows: DC/AC first or refinement (T.81 G.1.2)
+///       -> CoefficientWindow (rows firstRow..<endRow, 64 Int16 per block, natural order)
+final class ProgressiveCoefficientDecoder {
+    /// One scan being read: its header, its state and, for an interleaved scan, where each block of an MCU goes.
+    private struct Cursor {
+        let scan: JPEGScanIndex.Scan
+        /// Per block of an MCU: the scan component's position, its frame component, and its block offset
+        /// (column, row) within the MCU.
+        let slots: [(position: Int, component: Int, column: Int, row: Int)]
+        var state: ProgressiveScanState
+        /// Set after an invalid code when partial output was asked for: the scan adds nothing more.
+        var failed = false
+    }
+
+    let frame: JPEGFrameHeader
+    private let name: String
+    private let allowPartial: Bool
+    private var cursors: [Cursor]
+    /// MCU rows decoded so far by every scan.
+    private(set) var decodedRows = 0
+
+    /// Opens one cursor per scan of `index`; throws for what this decoder cannot do (scan parameters outside
+    /// T.81's progressive limits).
+    init(index: JPEGScanIndex, input: ImageInput, allowPartial: Bool) throws {
+        frame = index.frame
+        name = input.name
+        self.allowPartial = allowPartial
+        let frame = index.frame
+        cursors = try index.scans.map { scan in
+            let valid = scan.isDC ? scan.spectralEnd == 0 && (scan.approximationHigh > 0 || !scan.dcTables.isEmpty)
+                : scan.components.count == 1 && scan.spectralEnd <= 63 && scan.spectralStart <= scan.spectralEnd
+            guard valid else {
+                throw TesseraError.corrupt(path: input.name, detail: "a progressive scan codes coefficients"
+                                           + " \(scan.spectralStart) to \(scan.spectralEnd) of \(scan.components.count) components")
+            }
+            var slots: [(position: Int, component: Int, column: Int, row: Int)] = []
+            for (position, component) in scan.components.enumerated() {
+                let info = frame.components[component]
+                for block in 0..<info.horizontal * info.vertical {
+                    slots.append((position, component, block % info.horizontal, block / info.horizontal))
+                }
+            }
+            return Cursor(scan: scan, slots: slots, state: ProgressiveScanState(scan: scan, input: try BufferedInput(input)))
+        }
+    }
+
+    /// Decodes MCU rows `decodedRows..<end` from every scan into `window`, which must hold them (zeroed).
+    func decode(through end: Int, into window: CoefficientWindow) throws {
+        let rows = decodedRows..<min(end, frame.mcusDown)
+        guard !rows.isEmpty else { return }
+        for index in cursors.indices where !cursors[index].failed {
+            try decode(&cursors[index], rows: rows, into: window)
+            let reader = cursors[index].state.reader
+            guard reader.overran && !allowPartial else { continue }
+            if reader.marker == 0 { throw TesseraError.truncated(path: name, detail: "in scan \(index + 1), \(place(rows))") }
+            throw TesseraError.corrupt(path: name, detail: "scan \(index + 1)'s data ends early, \(place(rows))")
+        }
+        decodedRows = rows.upperBound
+    }
+
+    private func place(_ rows: Range<Int>) -> String {
+        "before row \((rows.upperBound * frame.maxVertical * 8).grouped) of \(frame.height.grouped)"
+    }
+
+    private func decode(_ cursor: inout Cursor, rows: Range<Int>, into window: CoefficientWindow) throws {
+        let scan = cursor.scan
+        // The state is a plain local, touched by no closure, so the block loops keep it in registers; the tables
+        // are read out of the scan once, as a copy per block would retain and release their arrays.
+        var state = cursor.state
+        defer { cursor.state = state }
+        let coding = ProgressiveScanState.Coding(scan: scan)
+        if scan.components.count == 1 {
+            // A one-component scan codes that component's blocks in raster order, with no MCU padding.
+            let component = scan.components[0], info = frame.components[component]
+            let firstRow = rows.lowerBound * info.vertical, lastRow = min(rows.upperBound * info.vertical, info.blocksDown)
+            // AC scans, nearly all the work, call their procedure directly with the table bound once here.
+            let acTable = scan.acTable ?? JPEGHuffmanTable.empty
+            for blockRow in firstRow..<max(firstRow, lastRow) {
+                let base = window.blockRow(component: component, row: blockRow)
+                for column in 0..<info.blocksAcross {
+                    guard try startUnit(&state, failed: &cursor.failed, rows: rows) else { return }
+                    let block = base + column * 64, decoded: Bool
+                    switch (coding.start == 0, coding.isFirst) {
+                    case (true, _): decoded = state.decodeDCBlock(block, position: 0, coding: coding)
+                    case (false, true):
+                        decoded = state.decodeACFirst(block, table: acTable, start: coding.start, end: coding.end, shift: coding.shift)
+                    case (false, false):
+                        decoded = state.decodeACRefinement(block, table: acTable, start: coding.start, end: coding.end,
+                                                           shift: coding.shift)
+                    }
+                    guard decoded else { return try invalid(failed: &cursor.failed, rows: rows) }
+                }
+            }
+            return
+        }
+        for mcuRow in rows {
+            let bases = cursor.slots.map { slot in
+                window.blockRow(component: slot.component, row: mcuRow * frame.components[slot.component].vertical + slot.row)
+                    + slot.column * 64
+            }
+            let steps = cursor.slots.map { frame.components[$0.component].horizontal * 64 }
+            for mcu in 0..<frame.mcusAcross {
+                guard try startUnit(&state, failed: &cursor.failed, rows: rows) else { return }
+                for index in bases.indices {
+                    guard state.decodeDCBlock(bases[index] + mcu * steps[index], position: cursor.slots[index].position,
+                                              coding: coding) else { return try invalid(failed: &cursor.failed, rows: rows) }
+                }
+            }
+        }
+    }
+
+    /// Starts a unit; false once the scan's data has run out and partial output was asked for: like libjpeg, the
+    /// scan then adds nothing more, where decoding the zero bits fed past its end would add noise.
+    @inline(__always)
+    private func startUnit(_ state: inout ProgressiveScanState, failed: inout Bool, rows: Range<Int>) throws -> Bool {
+        if state.reader.overran {
+            guard allowPartial else { return true }
+            failed = true
+            return false
+        }
+        guard state.startUnit() || allowPartial else {
+            throw TesseraError.corrupt(path: name, detail: "restart marker \((state.nextRestart - 1) & 7) is missing, \(place(rows))")
+        }
+        return true
+    }
+
+    private func invalid(failed: inout Bool, rows: Range<Int>) throws {
+        guard allowPartial else {
+            throw TesseraError.corrupt(path: name, detail: "a scan holds an invalid Huffman code, \(place(rows))")
+        }
+        failed = true
+    }
+}
+
+/// A few rows of MCUs of every component's coefficients: per component `vertical` block rows per MCU row, each
+/// `mcusAcross * horizontal` blocks of 64 `Int16` (MCU padding included). Rows `firstRow..<endRow` are held;
+/// `slide(to:)` moves the window down, keeping the rows it still covers.
+final class CoefficientWindow {
+    let frame: JPEGFrameHeader
+    /// MCU rows held at most.
+    let capacity: Int
+    private(set) var firstRow = 0
+    private(set) var endRow = 0
+    /// Blocks per block row of each component.
+    let strides: [Int]
+    private let planes: [UnsafeMutablePointer<Int16>]
+
+    /// The bytes one MCU row of coefficients takes.
+    static func bytesPerMCURow(_ frame: JPEGFrameHeader) -> Int {
+        frame.components.reduce(0) { $0 + frame.mcusAcross * $1.horizontal * $1.vertical * 64 * 2 }
+    }
+
+    init(frame: JPEGFrameHeader, capacity: Int) {
+        self.frame = frame
+        self.capacity = capacity
+        let strides = frame.components.map { frame.mcusAcross * $0.horizontal }
+        self.strides = strides
+        planes = frame.components.indices.map { index in
+            let count = strides[index] * frame.components[index].vertical * capacity * 64
+            let plane = UnsafeMutablePointer<Int16>.allocate(capacity: count)
+            plane.initialize(repeating: 0, count: count)
+            return plane
+        }
+    }
+
+    deinit { planes.forEach { $0.deallocate() } }
+
+    /// The first block of block row `row` (in the whole component) of `component`; the row must be held.
+    func blockRow(component: Int, row: Int) -> UnsafeMutablePointer<Int16> {
+        let vertical = frame.components[component].vertical
+        return planes[component] + ((row - firstRow * vertical) * strides[component]) * 64
+    }
+
+    /// Holds MCU rows `first..<end` (`end - first <= capacity`, `first >= firstRow`): rows already held move up,
+    /// new ones start at zero.
+    func slide(to first: Int, end: Int) {
+        precondition(end - first <= capacity && first >= firstRow)
+        for index in planes.indices {
+            let rowCount = strides[index] * frame.components[index].vertical * 64
+            let kept = max(0, min(endRow, end) - first)
+            if kept > 0 && first > firstRow {
+                UnsafeMutableRawPointer(planes[index]).copyMemory(from: planes[index] + (first - firstRow) * rowCount,
+                                                                  byteCount: kept * rowCount * 2)
+            }
+            (planes[index] + kept * rowCount).update(repeating: 0, count: (end - first - kept) * rowCount)
+        }
+        firstRow = first
+        endRow = end
+    }
+}
