@@ -16,6 +16,7 @@ public struct ProgressiveStreamService: Sendable {
     /// The most pixels an image may be streamed at.
     public var maxArea = 25_000_000
 
+    /// A service streaming the images of `catalog`.
     public init(catalog: ImageCatalog) {
         self.catalog = catalog
     }

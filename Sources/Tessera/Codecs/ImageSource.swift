@@ -10,6 +10,7 @@ public struct ReadOptions: Sendable {
     /// Whether a truncated file gives what was decoded (the rest filled) instead of an error.
     public var allowPartial: Bool
 
+    /// Options reading `region` (nil: all) of `page` at `1/scale`, failing on truncated data unless `allowPartial`.
     public init(region: Rect? = nil, scale: Int = 1, page: Int = 0, allowPartial: Bool = false) {
         self.region = region
         self.scale = scale
@@ -38,6 +39,7 @@ public final class ImageSource: Sendable {
         try self.init(input: .bytes(bytes, name: name), budget: budget)
     }
 
+    /// Opens `input`: detects its format from its first bytes and reads its properties, decoding no pixels.
     public init(input: ImageInput, budget: MemoryBudget = .default) throws {
         let header = try input.prefix(ImageFormat.headerLength)
         if header.isEmpty { throw TesseraError.truncated(path: input.name, detail: "(the file is empty)") }

@@ -17,6 +17,7 @@ public struct PartialImage: Sendable {
     /// Whether this is the finished image, identical to a one-shot decode.
     public var isComplete: Bool
 
+    /// A frame whose first `validRows` rows (all of them, after `passes` scans or passes) hold decoded pixels.
     public init(pixels: ImageBuffer, validRows: Int, passes: Int?, isComplete: Bool) {
         self.pixels = pixels
         self.validRows = validRows

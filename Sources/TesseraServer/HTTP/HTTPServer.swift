@@ -12,6 +12,7 @@ public struct HTTPRequest: Sendable {
     /// Header values by lower-case name (only those `HTTPServer.headerNames` lists).
     public let headers: [String: String]
 
+    /// A request for `path` (still percent-encoded) with `headers` by lower-case name.
     public init(method: String, path: String, headers: [String: String] = [:]) {
         self.method = method
         self.path = path
@@ -27,6 +28,7 @@ public struct HTTPResponse: Sendable {
     /// A body produced while it is sent (chunked transfer encoding), used instead of `body` when set.
     public var stream: HTTPBodyStream?
 
+    /// A response with `status`, `headers` in order, and `body` sent whole.
     public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
@@ -62,6 +64,7 @@ public final class HTTPServer: Sendable {
         let pointer: OpaquePointer
     }
 
+    /// A server that answers every request with `handler`, called on the server's threads; `start` listens.
     public init(handler: @escaping Handler) {
         self.handler = handler
     }

@@ -17,6 +17,7 @@ public final class IIIFService: Sendable {
         /// Where pyramids of large plain images are built and kept; nil serves every image as it is.
         public var cache: PyramidCache?
 
+        /// The defaults: `/iiif`, 256-pixel tiles, responses of at most 25 MP, JPEG quality 85, no pyramid cache.
         public init() {}
     }
 
@@ -48,6 +49,7 @@ public final class IIIFService: Sendable {
         let factor: Int
     }
 
+    /// A service answering for the images of `catalog`.
     public init(catalog: ImageCatalog, configuration: Configuration = Configuration()) {
         self.catalog = catalog
         self.configuration = configuration
