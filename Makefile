@@ -37,8 +37,9 @@ run: build $(SAMPLE)
 	$(TESSERA) tile $(SAMPLE) sample/pyramid --stats
 	@echo "wrote sample/middle.png (a 1024x1024 region), sample/overview.jpg (the whole image at 1/8),"
 	@echo "sample/thumbnail.jpg and sample/pyramid.dzi with sample/pyramid_files/ (a Deep Zoom pyramid)"
-	@echo "now serving the sample: view it at http://127.0.0.1:8000/view/sample (IIIF: /iiif/sample/info.json; Ctrl-C stops)"
-	$(TESSERA) serve $(SAMPLE) --port 8000
+	@echo "now serving sample/: view the sample at http://127.0.0.1:8000/view/sample, its Deep Zoom pyramid at"
+	@echo "http://127.0.0.1:8000/view/pyramid, everything at http://127.0.0.1:8000/ (Ctrl-C stops)"
+	$(TESSERA) serve sample --port 8000
 
 clean:
 	rm -rf .build sample
