@@ -203,10 +203,12 @@ static void tessera_jpeg_request_coefficients(tessera_jpeg_encoder *encoder) {
     }
 }
 
-int tessera_jpeg_encoder_setup_coefficients(tessera_jpeg_encoder *encoder, tessera_jpeg_decoder *source, JDIMENSION height) {
+int tessera_jpeg_encoder_setup_coefficients(tessera_jpeg_encoder *encoder, tessera_jpeg_decoder *source,
+                                            JDIMENSION width, JDIMENSION height) {
     GUARDED(encoder, {
         jpeg_mem_dest(&encoder->info, &encoder->memory, &encoder->memory_size);
         jpeg_copy_critical_parameters(&source->info, &encoder->info);
+        encoder->info.image_width = width;
         encoder->info.image_height = height;
         tessera_jpeg_request_coefficients(encoder);
         jpeg_write_coefficients(&encoder->info, encoder->coefficients);

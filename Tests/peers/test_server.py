@@ -221,9 +221,17 @@ def test_stored_tiles_of_a_pyramidal_tiff_are_sent_as_they_are(server, name):
         assert tile[-4000:] in stored, path
         rendered, _ = image_at(f"{server}/{name}/{path}/0/default.png")
         assert np.array_equal(np.asarray(Image.open(io.BytesIO(tile)).convert("RGB")), np.asarray(rendered.convert("RGB")))
-    # A tile cut by the right edge is rendered at its exact size, not sent padded.
-    edge, _ = image_at(f"{server}/{name}/1024,0,76,256/76,256/0/default.jpg")
-    assert edge.size == (76, 256)
+    # A tile cut by the right or bottom edge is the stored (padded) tile cropped at its exact size without
+    # decoding: its quantisation tables are the stored tiles' (quality 75), not those of a render (85).
+    whole = Image.open(io.BytesIO(fetch(f"{server}/{name}/512,256,256,256/256,/0/default.jpg")[2]))
+    for path, size in [("1024,0,76,256/76,", (76, 256)), ("0,768,256,132/256,", (256, 132)),
+                       ("1024,512,76,388/38,", (38, 194))]:
+        edge, _ = image_at(f"{server}/{name}/{path}/0/default.jpg")
+        assert edge.size == size, path
+        assert edge.quantization == whole.quantization, path
+        rendered, _ = image_at(f"{server}/{name}/{path}/0/default.png")
+        difference = np.abs(np.asarray(edge.convert("RGB"), dtype=int) - np.asarray(rendered.convert("RGB"), dtype=int))
+        assert difference.mean() < 1, path
 
 
 def test_options_answers_cors_preflight(server):

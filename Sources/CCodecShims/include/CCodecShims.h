@@ -80,10 +80,11 @@ const char *tessera_jpeg_encoder_message(tessera_jpeg_encoder *encoder);
 /// With `file` NULL the output goes to memory, read with `tessera_jpeg_encoder_output` after finishing.
 int tessera_jpeg_encoder_setup(tessera_jpeg_encoder *encoder, FILE *file, JDIMENSION width, JDIMENSION height,
                                int components, int quality, int progressive, int subsampling, int optimize);
-/// Sets up a sequential JPEG in memory, `height` pixels tall, with the frame parameters and quantisation tables of
-/// `source` (its header read), to be written from coefficients: fill each component's block rows through
+/// Sets up a sequential JPEG in memory, `width` x `height` pixels, with the frame parameters and quantisation tables
+/// of `source` (its header read), to be written from coefficients: fill each component's block rows through
 /// `tessera_jpeg_encoder_block_row`, then `tessera_jpeg_finish_compress`.
-int tessera_jpeg_encoder_setup_coefficients(tessera_jpeg_encoder *encoder, tessera_jpeg_decoder *source, JDIMENSION height);
+int tessera_jpeg_encoder_setup_coefficients(tessera_jpeg_encoder *encoder, tessera_jpeg_decoder *source,
+                                            JDIMENSION width, JDIMENSION height);
 /// Block row `row` of `component` of an encoder set up from coefficients, writable; NULL after an error.
 JBLOCKROW tessera_jpeg_encoder_block_row(tessera_jpeg_encoder *encoder, int component, JDIMENSION row);
 int tessera_jpeg_write_scanlines(tessera_jpeg_encoder *encoder, JSAMPARRAY rows, JDIMENSION count);

@@ -5,7 +5,8 @@ public protocol StoredJPEGTiles: Sendable {
     /// The tile side in pixels, the same on every level.
     var tileSize: Int { get }
     /// The JPEG of the tile covering full-resolution pixels `(column * tileSize * scale, row * tileSize * scale)` at
-    /// reduction `scale`, when it is stored whole (not cut by the level's right or bottom edge); nil otherwise.
+    /// reduction `scale`, at its size within that level (a tile at the right or bottom edge is narrower), as stored
+    /// or losslessly cropped; nil when the pyramid has no such stored tile.
     func jpeg(scale: Int, column: Int, row: Int) throws -> [UInt8]?
 }
 

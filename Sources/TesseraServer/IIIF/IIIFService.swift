@@ -148,23 +148,39 @@ public final class IIIFService: Sendable {
         return response
     }
 
-    /// The stored JPEG that answers the request exactly, if there is one: a whole tile of a pyramid level, asked
-    /// for at that level's size, as it is, in JPEG. This is the path that needs no decoding and no encoding.
+    /// The stored JPEG that answers the request exactly, if there is one: a tile of a pyramid level (cut by the
+    /// image's edge or not), asked for at that level's size, as it is, in JPEG. This is the path that needs no
+    /// decoding and no encoding.
     private func storedTile(for request: IIIFResolvedRequest, in image: OpenImage) throws -> [UInt8]? {
         guard request.rotation == 0, !request.mirror, request.format == "jpg",
-              request.quality == .default || (request.quality == .color && image.source.properties.colorModel != .gray)
+              request.quality == .default || (request.quality == .color && image.source.properties.colorModel != .gray),
+              let (scale, column, row) = tileAddress(of: request, imageSize: image.source.properties.size,
+                                                     tileSize: image.tileSize(configuration))
         else { return nil }
-        let side = image.tileSize(configuration), region = request.region
-        guard request.size == Tessera.Size(width: side, height: side), region.width == region.height,
-              region.width % side == 0 else { return nil }
-        let scale = region.width / side, span = region.width
-        guard region.x % span == 0, region.y % span == 0 else { return nil }
-        if let tiles = image.tiles {
-            return try tiles.jpeg(scale: scale, column: region.x / span, row: region.y / span)
-        }
-        guard let preview = image.preview, let tiles = preview.tiles, tiles.tileSize == side,
+        if let tiles = image.tiles { return try tiles.jpeg(scale: scale, column: column, row: row) }
+        guard let preview = image.preview, let tiles = preview.tiles, tiles.tileSize == image.tileSize(configuration),
               scale % preview.factor == 0 else { return nil }
-        return try tiles.jpeg(scale: scale / preview.factor, column: region.x / span, row: region.y / span)
+        return try tiles.jpeg(scale: scale / preview.factor, column: column, row: row)
+    }
+
+    /// The reduction, column and row of the tile a request asks for, in the form OpenSeadragon and other IIIF
+    /// clients ask for tiles (`x,y,w,h/w,` at a power-of-two reduction, edge tiles cut to the image), or nil.
+    private func tileAddress(of request: IIIFResolvedRequest, imageSize: Tessera.Size, tileSize side: Int)
+        -> (scale: Int, column: Int, row: Int)? {
+        let region = request.region
+        var scale = 1
+        while side * scale < 2 * max(imageSize.width, imageSize.height) {
+            let span = side * scale
+            if region.x % span == 0, region.y % span == 0,
+               region.width == min(span, imageSize.width - region.x),
+               region.height == min(span, imageSize.height - region.y),
+               request.size == Tessera.Size(width: (region.width + scale - 1) / scale,
+                                            height: (region.height + scale - 1) / scale) {
+                return (scale, region.x / span, region.y / span)
+            }
+            scale *= 2
+        }
+        return nil
     }
 
     /// The opened image for `path`, reopened when the file changed or its cached pyramids did.

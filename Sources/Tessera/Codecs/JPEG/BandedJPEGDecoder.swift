@@ -152,7 +152,8 @@ final class BandedJPEGDecoder: RowDecoder {
             let message = String(cString: tessera_jpeg_encoder_message(encoder))
             throw TesseraError.corrupt(path: input.name, detail: "\(message) (while re-encoding a band of coefficients)")
         }
-        try check(tessera_jpeg_encoder_setup_coefficients(encoder, session.decoder, JDIMENSION(height)))
+        try check(tessera_jpeg_encoder_setup_coefficients(encoder, session.decoder, session.info.pointee.image_width,
+                                                          JDIMENSION(height)))
         for (component, info) in frame.components.enumerated() {
             let blockRows = (height * info.vertical + 8 * frame.maxVertical - 1) / (8 * frame.maxVertical)
             for row in 0..<blockRows {

@@ -21,6 +21,8 @@ public final class StoredTileReader: Sendable {
     /// The tile side in pixels, the same on every level.
     public let tileSize: Int
     let levels: [Level]
+    /// The full-resolution size, which the levels' sizes are reductions of.
+    private let fullSize: Size
     private let input: ImageInput
     private let descriptor: Int32
 
@@ -65,6 +67,7 @@ public final class StoredTileReader: Sendable {
             descriptor = -1
         }
         tileSize = side
+        fullSize = full
         self.levels = levels
         input = source.input
     }
@@ -72,10 +75,11 @@ public final class StoredTileReader: Sendable {
     deinit { if descriptor >= 0 { close(descriptor) } }
 
     /// The JPEG of the tile covering full-resolution pixels `(column * tileSize * scale, row * tileSize * scale)` at
-    /// reduction `scale`, when it is stored whole (not cut by the level's right or bottom edge); nil otherwise.
+    /// reduction `scale`: the stored bytes, or for a tile the level's edge cuts, the stored (padded) tile cropped to
+    /// its size without decoding (`JPEGLosslessCrop`); nil when the pyramid stores no such JPEG tile.
     public func jpeg(scale: Int, column: Int, row: Int) throws -> [UInt8]? {
         guard let level = levels.first(where: { $0.scale == scale }), column >= 0, row >= 0,
-              (column + 1) * tileSize <= level.size.width, (row + 1) * tileSize <= level.size.height else { return nil }
+              column * tileSize < level.size.width, row * tileSize < level.size.height else { return nil }
         let index = row * level.columns + column
         let offset = level.offsets[index], count = Int(level.byteCounts[index])
         guard count > 4, count < 64 << 20 else { return nil }
@@ -89,6 +93,13 @@ public final class StoredTileReader: Sendable {
             tile = Array(bytes[Int(offset)..<Int(offset) + count])
         }
         guard tile[0] == 0xFF, tile[1] == 0xD8 else { return nil }
-        return level.tables.isEmpty ? tile : level.tables + tile.dropFirst(2)
+        let jpeg = level.tables.isEmpty ? tile : level.tables + tile.dropFirst(2)
+        let size = Size(width: min(tileSize, level.size.width - column * tileSize),
+                        height: min(tileSize, level.size.height - row * tileSize))
+        guard size != Size(width: tileSize, height: tileSize) else { return jpeg }
+        // A writer that halves rounding down leaves levels a pixel short of the rounded-up size clients ask for:
+        // such edge tiles are not the answer.
+        guard level.size == reducedSize(fullSize, by: scale) else { return nil }
+        return try JPEGLosslessCrop.topLeft(of: jpeg, size: size, name: input.name)
     }
 }

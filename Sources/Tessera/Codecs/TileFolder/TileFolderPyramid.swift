@@ -147,10 +147,11 @@ extension TileFolderPyramid: StoredJPEGTiles {
         overlap == 0 && tileWidth == tileHeight && ["jpg", "jpeg"].contains(tileExtension.lowercased())
     }
 
+    /// Edge tiles are stored at their size, so every tile is sent as it is.
     func jpeg(scale: Int, column: Int, row: Int) throws -> [UInt8]? {
         guard storesJPEGTiles, scaleFactors.contains(scale), column >= 0, row >= 0 else { return nil }
         let size = levelSize(scale: scale)
-        guard (column + 1) * tileWidth <= size.width, (row + 1) * tileHeight <= size.height,
+        guard column * tileWidth < size.width, row * tileHeight < size.height,
               let path = tilePath(scale: scale, column: column, row: row) else { return nil }
         let file = try CFile(path: path, mode: "rb")
         return try file.read(file.size())
