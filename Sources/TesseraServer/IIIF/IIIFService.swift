@@ -125,7 +125,7 @@ public final class IIIFService: Sendable {
         let size = image.source.properties.size
         let resolved = try parsed.resolve(for: size, limits: configuration.limits)
         let reduction = IIIFRenderer.reduction(for: resolved)
-        if let cache = configuration.cache, !image.fromCache, image.preview == nil,
+        if let cache = configuration.cache, !image.fromCache, image.tiles == nil, image.preview == nil,
            reduction >= PyramidCache.previewFactor,
            cache.waitForPreview(path: path, modified: image.modified, size: image.size) {
             image = try open(path)
