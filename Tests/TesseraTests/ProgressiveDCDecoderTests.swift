@@ -12,15 +12,8 @@ import Testing
 
     deinit { try? FileManager.default.removeItem(atPath: folder) }
 
-    /// Writes `image` as a progressive JPEG and returns its path.
     private func progressive(_ image: ImageBuffer, subsampling: EncodeOptions.Subsampling, name: String) throws -> String {
-        let path = folder + "/" + name
-        var options = EncodeOptions()
-        options.progressive = true
-        options.subsampling = subsampling
-        options.quality = 90
-        try TestImages.write(image, to: path, options: options)
-        return path
+        try TestImages.writeProgressive(image, to: folder + "/" + name, subsampling: subsampling)
     }
 
     /// libjpeg's decode of the whole file at 1/8, bypassing the DC path.

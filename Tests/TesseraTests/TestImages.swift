@@ -64,6 +64,18 @@ enum TestImages {
         return path
     }
 
+    /// Writes `image` as a progressive JPEG at quality 90 (libjpeg's default progression: AC successive
+    /// approximation included) and returns `path`.
+    static func writeProgressive(_ image: ImageBuffer, to path: String, subsampling: EncodeOptions.Subsampling) throws
+        -> String {
+        var options = EncodeOptions()
+        options.progressive = true
+        options.subsampling = subsampling
+        options.quality = 90
+        try write(image, to: path, options: options)
+        return path
+    }
+
     /// Writes `image` with Tessera's encoder for the path's extension.
     static func write(_ image: ImageBuffer, to path: String, options: EncodeOptions = EncodeOptions()) throws {
         try ImageWriter.write(BufferReader(image), to: path, options: options)
