@@ -15,10 +15,11 @@ final class TileFolderDecoder: ImageDecoder {
     private var bandRow = -1
 
     static func readProperties(of input: ImageInput) throws -> ImageProperties {
-        let pyramid = try open(input)
+        let kind = try detectedFormat(input)
+        let pyramid = try open(input, format: kind)
         let sample = try ImageSource(path: try pyramid.sampleTilePath()).properties
         let format = pixelFormat(sample)
-        var properties = ImageProperties(format: try detectedFormat(input), width: pyramid.imageSize.width,
+        var properties = ImageProperties(format: kind, width: pyramid.imageSize.width,
                                          height: pyramid.imageSize.height, channels: format.channelCount, bitDepth: 8,
                                          colorModel: format.isColor ? .rgb : .gray, hasAlpha: format.hasAlpha,
                                          hasICCProfile: sample.hasICCProfile,
@@ -32,7 +33,7 @@ final class TileFolderDecoder: ImageDecoder {
     }
 
     init(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws {
-        pyramid = try Self.open(input)
+        pyramid = try Self.open(input, format: properties.format)
         guard pyramid.scaleFactors.contains(request.scale) else {
             throw TesseraError.invalidArgument("\(input.name): the pyramid has no level at 1/\(request.scale)")
         }
@@ -108,11 +109,11 @@ final class TileFolderDecoder: ImageDecoder {
         bandRow = row
     }
 
-    private static func open(_ input: ImageInput) throws -> TileFolderPyramid {
+    private static func open(_ input: ImageInput, format: ImageFormat) throws -> TileFolderPyramid {
         guard case let .file(path) = input else {
             throw TesseraError.unsupported(path: input.name, feature: "a tile pyramid is read from its descriptor file, not from bytes")
         }
-        return try TileFolderPyramid(path: path, format: try detectedFormat(input))
+        return try TileFolderPyramid(path: path, format: format)
     }
 
     /// 8-bit gray or RGB, with alpha when the tiles have it: what every tile is converted to.

@@ -32,7 +32,7 @@ struct TileFolderPyramid: Sendable {
     /// Reads the descriptor at `path` (`.dzi` XML or IIIF `info.json`).
     init(path: String, format: ImageFormat) throws {
         // A descriptor is a few hundred bytes; a megabyte is more than any real one.
-        let data = try CFile(path: path, mode: "rb").read(1 << 20)
+        let data = try ImageInput.file(path: path).prefix(1 << 20)
         let text = String(decoding: data, as: UTF8.self)
         let parent = (path as NSString).deletingLastPathComponent, folder = parent.isEmpty ? "." : parent
         func corrupt(_ detail: String) -> TesseraError { .corrupt(path: path, detail: detail) }
@@ -153,7 +153,6 @@ extension TileFolderPyramid: StoredJPEGTiles {
         let size = levelSize(scale: scale)
         guard column * tileWidth < size.width, row * tileHeight < size.height,
               let path = tilePath(scale: scale, column: column, row: row) else { return nil }
-        let file = try CFile(path: path, mode: "rb")
-        return try file.read(file.size())
+        return try ImageInput.file(path: path).readAll(budget: .default, purpose: "a stored tile")
     }
 }
