@@ -4,8 +4,10 @@
 
 TESSERA := .build/release/tessera
 SAMPLE := sample/sample.jpg
+# The project's own Python (scripts/install-deps makes it): tests, the sample and benchmarks all run with it.
+PYTHON := .venv/bin/python
 
-.PHONY: deps build test unit-tests peer-tests browser-tests run clean
+.PHONY: deps build test unit-tests peer-tests browser-tests run bench clean
 
 deps:
 	@scripts/install-deps
@@ -18,16 +20,16 @@ unit-tests: deps
 	swift test
 
 peer-tests: build
-	TESSERA=$(TESSERA) python3 -m pytest -q Tests/peers
+	TESSERA=$(TESSERA) $(PYTHON) -m pytest -q Tests/peers
 
 # The web viewer in headless Chromium (Debian's chromium and chromium-driver) against the release server.
 browser-tests: build
-	TESSERA=$(TESSERA) python3 -m pytest -q Tests/browser
+	TESSERA=$(TESSERA) $(PYTHON) -m pytest -q Tests/browser
 
 test: unit-tests peer-tests browser-tests
 
 $(SAMPLE): | build
-	python3 Benchmarks/make_sample.py $(SAMPLE) --megapixels 100
+	$(PYTHON) Benchmarks/make_sample.py $(SAMPLE) --megapixels 100
 
 run: build $(SAMPLE)
 	$(TESSERA) info $(SAMPLE)
@@ -40,6 +42,11 @@ run: build $(SAMPLE)
 	@echo "now serving sample/: view the sample at http://127.0.0.1:8000/view/sample, its Deep Zoom pyramid at"
 	@echo "http://127.0.0.1:8000/view/pyramid, everything at http://127.0.0.1:8000/ (Ctrl-C stops)"
 	$(TESSERA) serve sample --port 8000
+
+# The side-by-side benchmarks (BENCHMARKS.md), with their extra modules: make bench ARGS='--only region --runs 5'
+bench: build
+	@scripts/install-deps --bench
+	$(PYTHON) Benchmarks/run $(ARGS)
 
 clean:
 	rm -rf .build sample

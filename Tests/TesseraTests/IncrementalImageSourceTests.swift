@@ -202,7 +202,7 @@ import Testing
         return starts
     }
 
-    @Test(.enabled(if: TestImages.run("python3", ["-c", "import png"]) == 0, "needs pypng"))
+    @Test(.enabled(if: TestImages.run(TestImages.python, ["-c", "import png"]) == 0, "needs pypng"))
     func interlacedPNGShowsTheLastCompletePassInBlocks() throws {
         let image = TestImages.make(width: 61, height: 43, format: .rgba8)
         let folder = try TestImages.folder()
@@ -214,7 +214,7 @@ import Testing
             rows = [data[y * 61 * 4:(y + 1) * 61 * 4] for y in range(43)]
             png.Writer(61, 43, greyscale=False, alpha=True, interlace=True).write(open(sys.argv[1] + '/adam7.png', 'wb'), rows)
             """
-        #expect(TestImages.run("python3", ["-c", script, folder]) == 0)
+        #expect(TestImages.run(TestImages.python, ["-c", script, folder]) == 0)
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: folder + "/adam7.png")))
         let masks = [(7, 7), (3, 7), (3, 3), (1, 3), (1, 1), (0, 1), (0, 0)]
         let afterPass = masks.map { mask -> ImageBuffer in

@@ -46,14 +46,14 @@ enum PillowOracle {
             + script + "\n" + dumpScript
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", program, folder.path]
+        process.arguments = [TestImages.python, "-c", program, folder.path]
         let errors = Pipe()
         process.standardError = errors
         try process.run()
         let message = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw TesseraError.invalidArgument("python3 failed: " + String(decoding: message, as: UTF8.self))
+            throw TesseraError.invalidArgument("\(TestImages.python) failed: " + String(decoding: message, as: UTF8.self))
         }
         return folder
     }

@@ -210,7 +210,7 @@ extension TIFFTests {
     static func pillowFolder() throws -> String {
         let folder = try TestImages.folder()
         try pillowScript.write(toFile: "\(folder)/generate.py", atomically: true, encoding: .utf8)
-        #expect(TestImages.run("python3", ["\(folder)/generate.py", folder]) == 0)
+        #expect(TestImages.run(TestImages.python, ["\(folder)/generate.py", folder]) == 0)
         return folder
     }
 
@@ -430,7 +430,7 @@ extension TIFFTests {
                 open(path[:-4] + ".raw", "wb").write(image.tobytes())
             """
         try script.write(toFile: "\(folder)/read.py", atomically: true, encoding: .utf8)
-        #expect(TestImages.run("python3", ["\(folder)/read.py", folder]) == 0)
+        #expect(TestImages.run(TestImages.python, ["\(folder)/read.py", folder]) == 0)
         for (name, image, exact) in written {
             let decoded = try [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(folder)/\(name).raw")))
             #expect(decoded.count == image.bytes.count, "\(name)")

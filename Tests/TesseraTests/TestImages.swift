@@ -121,6 +121,14 @@ enum TestImages {
         return Double(total) / Double(a.width * a.height * a.format.channelCount)
     }
 
+    /// The Python the peer tests run: the project's own `.venv` (made by `scripts/install-deps`, which puts
+    /// Pillow, numpy and pypng in it), or `python3` on PATH when there is none.
+    static let python: String = {
+        let venv = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent(".venv/bin/python").path
+        return FileManager.default.isExecutableFile(atPath: venv) ? venv : "python3"
+    }()
+
     /// Runs a command; returns its exit status, or nil when it cannot be started.
     @discardableResult
     static func run(_ executable: String, _ arguments: [String]) -> Int32? {
@@ -136,7 +144,7 @@ enum TestImages {
 
     /// Skips a peer test, saying why, unless Pillow and numpy can be imported.
     static let needsPillow = ConditionTrait.enabled(
-        if: run("python3", ["-c", "from PIL import Image; import numpy"]) == 0, "needs Pillow and numpy")
+        if: run(python, ["-c", "from PIL import Image; import numpy"]) == 0, "needs Pillow and numpy")
     /// Skips a test, saying why, unless libvips' `vips` command is installed (it writes pyramids, BigTIFF).
     static let needsVips = ConditionTrait.enabled(if: run("vips", ["--version"]) == 0, "needs libvips' `vips` command")
 

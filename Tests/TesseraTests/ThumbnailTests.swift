@@ -67,7 +67,7 @@ import Testing
             """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, folder]
+        process.arguments = [TestImages.python, "-c", script, folder]
         try process.run()
         process.waitUntilExit()
         try #require(process.terminationStatus == 0, "Pillow could not write the test JPEGs")

@@ -174,7 +174,7 @@ extension WebPTests {
         let folder = try TestImages.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try Self.pillowScript.write(toFile: "\(folder)/generate.py", atomically: true, encoding: .utf8)
-        #expect(TestImages.run("python3", ["\(folder)/generate.py", folder]) == 0)
+        #expect(TestImages.run(TestImages.python, ["\(folder)/generate.py", folder]) == 0)
         for (name, tolerance) in [("lossless_rgb", 0.0), ("lossless_rgba", 0), ("lossy_rgb", 1), ("tagged", 0)] {
             let decoded = try TestImages.read("\(folder)/\(name).webp")
             let expected = try [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(folder)/\(name).raw")))
@@ -206,7 +206,7 @@ extension WebPTests {
             open(sys.argv[1] + "/image.raw", "wb").write(image.tobytes())
             """
         try script.write(toFile: "\(folder)/read.py", atomically: true, encoding: .utf8)
-        #expect(TestImages.run("python3", ["\(folder)/read.py", folder]) == 0)
+        #expect(TestImages.run(TestImages.python, ["\(folder)/read.py", folder]) == 0)
         let decoded = try [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(folder)/image.raw")))
         #expect(decoded == image.bytes)
     }
