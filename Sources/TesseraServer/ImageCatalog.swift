@@ -62,27 +62,74 @@ public struct ImageCatalog: Sendable {
         return folder.hasSuffix("_files") && FileManager.default.fileExists(atPath: String(path.dropLast(6)) + ".dzi")
     }
 
-    /// Every servable image's identifier, sorted, for the index page; hidden files and folders, links that lead
-    /// out of the root, and the tiles inside pyramids are skipped.
+    /// Every servable image's identifier, sorted; hidden files and folders, links that lead out of the root, and
+    /// the tiles inside pyramids are skipped.
     public func identifiers(limit: Int = 10_000) -> [String] {
         if let singleFile { return [singleFile] }
         guard let walker = FileManager.default.enumerator(atPath: root) else { return [] }
         var found: [String] = []
         while let relative = walker.nextObject() as? String, found.count < limit {
-            let name = (relative as NSString).lastPathComponent
-            if name.hasPrefix(".") {
-                walker.skipDescendants()
-                continue
-            }
-            if walker.fileAttributes?[.type] as? FileAttributeType == .typeDirectory, isPyramidFolder(relative) {
-                walker.skipDescendants()
-                if !relative.hasSuffix("_files") && exactFile(for: relative) != nil { found.append(relative) }
-                continue
-            }
-            let isImage = Self.imageExtensions.contains((name as NSString).pathExtension.lowercased())
-            if isImage && exactFile(for: relative) != nil { found.append(relative) }
+            let isFolder = walker.fileAttributes?[.type] as? FileAttributeType == .typeDirectory
+            let kind = entry(relative, isFolder: isFolder)
+            if kind == .image { found.append(relative) }
+            if isFolder && kind != .folder { walker.skipDescendants() }
         }
         return found.sorted()
+    }
+
+    /// What one folder under the root holds, for the front page: the folder, relative to the root ("" for the
+    /// root), its subfolders (relative to the root, excluding hidden folders and pyramids' tile folders) and the
+    /// identifiers of the images directly in it, both sorted.
+    public struct Folder: Sendable, Equatable {
+        public let path: String
+        public let folders: [String]
+        public let images: [String]
+    }
+
+    /// The contents of `folder` (relative to the root, "" for the root itself), or nil when it is not a folder of
+    /// images inside the root (missing, hidden, outside after links are followed, or a pyramid).
+    public func folder(_ folder: String) -> Folder? {
+        if let singleFile { return folder.isEmpty ? Folder(path: "", folders: [], images: [singleFile]) : nil }
+        guard folder.isEmpty || entry(folder, isFolder: true) == .folder && isInside(folder),
+              let names = try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? root : root + "/" + folder)
+        else { return nil }
+        var folders: [String] = [], images: [String] = []
+        for name in names {
+            let relative = folder.isEmpty ? name : folder + "/" + name
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: root + "/" + relative, isDirectory: &isFolder) else { continue }
+            switch entry(relative, isFolder: isFolder.boolValue) {
+            case .image: images.append(relative)
+            case .folder: if isInside(relative) { folders.append(relative) }
+            case nil: break
+            }
+        }
+        return Folder(path: folder, folders: folders.sorted(), images: images.sorted())
+    }
+
+    /// What the catalog makes of a path under the root: an image (a file with an image extension, or a pyramid's
+    /// descriptor or IIIF level-0 folder, inside the root), a folder to look into, or nothing (hidden, a pyramid's
+    /// tile folder, a link out of the root, any other file).
+    private enum Entry { case image, folder }
+
+    private func entry(_ relative: String, isFolder: Bool) -> Entry? {
+        let name = (relative as NSString).lastPathComponent
+        guard !name.hasPrefix("."), !relative.isEmpty else { return nil }
+        if isFolder {
+            guard isPyramidFolder(relative) else { return .folder }
+            return !relative.hasSuffix("_files") && exactFile(for: relative) != nil ? .image : nil
+        }
+        let isImage = Self.imageExtensions.contains((name as NSString).pathExtension.lowercased())
+        return isImage && exactFile(for: relative) != nil ? .image : nil
+    }
+
+    /// Whether `relative` names a path that stays inside the root once every link is followed.
+    private func isInside(_ relative: String) -> Bool {
+        let components = relative.split(separator: "/", omittingEmptySubsequences: false)
+        guard relative.utf8.count <= Self.maxIdentifierLength, !relative.contains("\0"),
+              !components.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }),
+              let resolved = Self.realPath(root + "/" + relative) else { return false }
+        return resolved.hasPrefix(root + "/")
     }
 
     private static func realPath(_ path: String) -> String? {

@@ -8,7 +8,7 @@ import Foundation
 /// /web/{file}         -> ViewerAssets.file  (the viewer's scripts and styles)
 /// /view/{identifier}  -> ViewerAssets.page  (the viewer opened on that image's info.json)
 /// /view?src=URL       -> ViewerAssets.page  (the viewer opens any info.json or .dzi; the page reads the query)
-/// /                   -> index              (the images, each linked to its viewer page and info.json)
+/// /, /browse/{folder}/ -> FrontPage        (a folder's images as a grid of thumbnails, and its subfolders)
 /// ```
 ///
 /// Routes are tried in order; a new kind of path is one more `Route` in `routes`. Every response carries
@@ -37,6 +37,8 @@ public struct Site: Sendable {
     public let viewer: ViewerAssets?
     /// The routes, tried in order.
     public let routes: [Route]
+    /// The front page and the folders' pages.
+    let frontPage: FrontPage
 
     /// A site serving `service`, the viewer from `viewer`, and `extraRoutes` tried before the built-in ones.
     public init(service: IIIFService, viewer: ViewerAssets?, extraRoutes: [Route] = []) {
@@ -44,6 +46,8 @@ public struct Site: Sendable {
         self.viewer = viewer
         streams = ProgressiveStreamService(catalog: service.catalog)
         let prefix = service.configuration.prefix
+        frontPage = FrontPage(catalog: service.catalog, prefix: prefix, limits: service.configuration.limits,
+                              hasViewer: viewer != nil)
         routes = extraRoutes + [
             Route(matches: { $0.hasPrefix(prefix + "/") }) { site, request in site.service.handle(request) },
             Route(matches: { $0.hasPrefix(ProgressiveStreamService.prefix) }) { site, request in
@@ -53,8 +57,8 @@ public struct Site: Sendable {
                 site.withViewer(request) { $0.file(request.path.dropFirst("/web/".count), request: request) }
             },
             Route(matches: { $0 == "/view" || $0.hasPrefix("/view/") }) { site, request in site.viewerPage(request) },
-            Route(matches: { $0 == "/" || $0 == "/index.html" }) { site, request in
-                site.getOnly(request) { site.index() }
+            Route(matches: { FrontPage.folder(fromPath: $0) != nil }) { site, request in
+                site.getOnly(request) { site.frontPage.response(folder: FrontPage.folder(fromPath: request.path) ?? "") }
             },
         ]
     }
@@ -98,20 +102,5 @@ public struct Site: Sendable {
             return response
         }
         return body()
-    }
-
-    /// The list of images, each linked to its viewer page (when the viewer is there) and to its info.json.
-    func index() -> HTTPResponse {
-        let prefix = service.configuration.prefix
-        let rows = service.catalog.identifiers().map { identifier -> String in
-            let encoded = identifier.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: "-._~"))) ?? identifier
-            let info = "<a href=\"\(prefix)/\(encoded)/info.json\">info.json</a>"
-            let name = escapeHTML(identifier)
-            guard viewer != nil else { return "<li>\(name) (\(info))</li>" }
-            return "<li><a href=\"/view/\(encoded)\">\(name)</a> (\(info))</li>"
-        }
-        let html = "<!doctype html><meta charset=utf-8><title>Tessera</title><h1>Images</h1><ul>\n"
-            + rows.joined(separator: "\n") + "\n</ul>\n"
-        return HTTPResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: Array(html.utf8))
     }
 }

@@ -63,4 +63,25 @@ import Testing
         #expect(alone.identifiers() == ["static"])
         #expect(alone.file(for: "static")?.hasSuffix("/root/static/info.json") == true)
     }
+
+    @Test func aFolderListsItsImagesAndSubfoldersButNotHiddenOnesPyramidTilesOrWaysOut() throws {
+        let files = FileManager.default
+        for folder in ["/maps/deep_files/0", "/maps/old", "/.hidden"] {
+            try files.createDirectory(atPath: root + folder, withIntermediateDirectories: true)
+        }
+        for path in ["/maps/deep.dzi", "/maps/notes.txt", "/.hidden/c.jpg", "/maps/.d.jpg"] {
+            _ = files.createFile(atPath: root + path, contents: Data([1]))
+        }
+        let catalog = try ImageCatalog(path: root)
+        #expect(catalog.folder("") == ImageCatalog.Folder(path: "", folders: ["maps"], images: ["a.jpg", "inside.jpg"]))
+        #expect(catalog.folder("maps") == ImageCatalog.Folder(path: "maps", folders: ["maps/old"],
+                                                              images: ["maps/b.png", "maps/deep.dzi"]))
+        #expect(catalog.folder("maps/old") == ImageCatalog.Folder(path: "maps/old", folders: [], images: []))
+        for refused in ["door", ".hidden", "maps/deep_files", "a.jpg", "missing", "maps/../..", "../outside", "/"] {
+            #expect(catalog.folder(refused) == nil, "\(refused)")
+        }
+        let alone = try ImageCatalog(path: root + "/maps/b.png")
+        #expect(alone.folder("") == ImageCatalog.Folder(path: "", folders: [], images: ["b.png"]))
+        #expect(alone.folder("maps") == nil)
+    }
 }

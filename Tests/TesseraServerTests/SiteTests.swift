@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Tessera
 @testable import TesseraServer
 
 /// Routing of `tessera serve` (Site) and the viewer's files (ViewerAssets): what each path answers, media types,
@@ -89,12 +90,31 @@ import Testing
         #expect(open.contains("data-src=\"\"") && !open.contains("preload"))
     }
 
-    @Test func theIndexLinksEachImageToItsViewer() throws {
-        let listing = String(decoding: get("/", from: try site()).body, as: UTF8.self)
-        #expect(listing.contains("<a href=\"/view/a%20b.jpg\">a b.jpg</a>"))
-        #expect(listing.contains("<a href=\"/iiif/a%20b.jpg/info.json\">info.json</a>"))
-        let without = String(decoding: get("/", from: try site(viewer: false)).body, as: UTF8.self)
-        #expect(!without.contains("/view/"))
+    @Test func theFrontPageShowsEachImageAsACardAndEachFolderAsAFolder() throws {
+        let files = FileManager.default
+        try files.createDirectory(atPath: images + "/maps/old", withIntermediateDirectories: true)
+        try ImageWriter.write(BufferReader(ImageBuffer(width: 600, height: 300, format: .rgb8)), to: images + "/maps/wide.jpg")
+        let page = get("/", from: try site())
+        #expect(page.status == 200 && header("Content-Type", of: page) == "text/html; charset=utf-8")
+        let root = String(decoding: page.body, as: UTF8.self)
+        #expect(root.contains("<p>1 image, 1 folder</p>"))
+        #expect(root.contains("<li class=\"folder\"><a href=\"/browse/maps/\">"))
+        // A file that does not decode is still listed, with what is wrong with it.
+        #expect(root.contains("<span class=\"name\">a b.jpg</span><span class=\"meta\">"))
+        let maps = String(decoding: get("/browse/maps/", from: try site()).body, as: UTF8.self)
+        #expect(maps.contains("<nav><a href=\"/\">Tessera</a> / <strong>maps</strong></nav><p>1 image, 1 folder</p>"))
+        #expect(maps.contains("<a class=\"thumb\" href=\"/view/maps%2Fwide.jpg\"><img loading=\"lazy\""))
+        #expect(maps.contains("width=\"256\" height=\"128\" src=\"/iiif/maps%2Fwide.jpg/full/!256,256/0/default.jpg\""))
+        #expect(maps.contains("<span class=\"meta\">600 &times; 300 &middot; JPEG</span>"))
+        #expect(maps.contains("<a href=\"/iiif/maps%2Fwide.jpg/info.json\">info.json</a>"))
+        #expect(maps.contains("<a href=\"/web/progressive.html?id=maps%2Fwide.jpg\">progressive</a>"))
+        #expect(get("/browse/maps/old/", from: try site()).status == 200)
+        for missing in ["/browse/nowhere/", "/browse/..%2Foutside/", "/browse/maps/wide.jpg/", "/browse/.hidden/"] {
+            #expect(get(missing, from: try site()).status == 404, "\(missing)")
+        }
+        let without = String(decoding: get("/browse/maps/", from: try site(viewer: false)).body, as: UTF8.self)
+        #expect(!without.contains("/view/") && !without.contains("progressive"))
+        #expect(without.contains("<a class=\"thumb\" href=\"/iiif/maps%2Fwide.jpg/info.json\">"))
     }
 
     @Test func withoutTheViewerItsPathsSaySoAndTheRestStillWorks() throws {

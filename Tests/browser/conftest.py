@@ -65,11 +65,13 @@ def images(tessera, tmp_path_factory):
 
 
 class Server:
-    """`tessera serve` on a free loopback port, its request log collected line by line."""
+    """`tessera serve` on a free loopback port (with its pyramid cache in `cache`, or none), its request log
+    collected line by line."""
 
-    def __init__(self, tessera, root):
+    def __init__(self, tessera, root, cache=None):
+        caching = ["--cache", str(cache)] if cache else ["--no-cache"]
         self.process = subprocess.Popen([tessera, "serve", str(root), "--port", "0", "--web", str(ROOT / "Web"),
-                                         "--no-cache"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                         *caching], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         banner = self.process.stdout.readline()
         assert "the viewer at" in banner, self.process.stderr.read()
         self.base = re.search(r"and the viewer at (\S+)/", banner).group(1)
@@ -140,11 +142,11 @@ def browser15():
     driver.quit()
 
 
-def wait_for(driver, script, timeout=30, interval=0.05):
-    """Polls `script` (returning a value) until it is truthy; returns it."""
+def wait_for(driver, script, *arguments, timeout=30, interval=0.05):
+    """Polls `script` (returning a value, given `arguments`) until it is truthy; returns it."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        value = driver.execute_script(script)
+        value = driver.execute_script(script, *arguments)
         if value:
             return value
         time.sleep(interval)
@@ -172,7 +174,7 @@ def set_view(driver, x, y, zoom):
 
 def wait_sharp(driver, timeout=30):
     """Waits until every visible tile of the current view is drawn at full opacity; returns the debug snapshot."""
-    return wait_for(driver, "const d = window.tessera.viewer.debug(); return d.sharp && !d.animating && d", timeout)
+    return wait_for(driver, "const d = window.tessera.viewer.debug(); return d.sharp && !d.animating && d", timeout=timeout)
 
 
 def canvas_pixels(driver):

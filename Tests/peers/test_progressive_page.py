@@ -1,5 +1,6 @@
-"""Web/progressive.html in headless Chromium against `tessera serve`: each of the three loading strategies draws
-the image at the asked size, and the stream strategies draw a complete scan before the whole file is in."""
+"""Web/progressive.html in headless Chromium against `tessera serve`, the page served by `tessera serve` itself
+and by a static server: each of the three loading strategies draws the image at the asked size, and the stream
+strategies draw a complete scan before the whole file is in."""
 import functools
 import http.server
 import re
@@ -23,7 +24,7 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def pages():
+def static_pages():
     """Web/ over HTTP on a free port (the page is plain files)."""
     handler = functools.partial(QuietHandler, directory=str(ROOT / "Web"))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -32,11 +33,18 @@ def pages():
     server.shutdown()
 
 
+@pytest.fixture(params=["tessera serve", "a static server"])
+def pages(request, images, static_pages):
+    """Where the page is loaded from: `tessera serve`'s /web/, or the static server."""
+    return images + "/web" if request.param == "tessera serve" else static_pages
+
+
 @pytest.fixture(scope="module")
 def images(tessera, tmp_path_factory):
     root = tmp_path_factory.mktemp("page")
     Image.fromarray(photo(1500, 2000, 3, seed=71)).save(root / "large.png")
-    process = subprocess.Popen([tessera, "serve", str(root), "--port", "0", "--no-cache", "--quiet"],
+    process = subprocess.Popen([tessera, "serve", str(root), "--port", "0", "--no-cache", "--quiet",
+                                "--web", str(ROOT / "Web")],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     banner = process.stdout.readline()
     assert "serving" in banner, process.stderr.read()

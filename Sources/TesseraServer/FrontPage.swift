@@ -1,0 +1,145 @@
+import Foundation
+import Tessera
+
+/// The front page of `tessera serve`: one folder of the catalog as a grid of cards, its subfolders first, then its
+/// images, each with a thumbnail from the IIIF service itself (so it costs a reduced decode or a stored level, and
+/// the browser loads it lazily, as the page scrolls), its name, pixel size and format, and links to the viewer, the
+/// info.json and the progressive-loading page. `/` shows the root; `/browse/{folder}/` a folder under it.
+struct FrontPage: Sendable {
+    /// The path before a folder's, e.g. `/browse/maps/scans/`.
+    static let browsePrefix = "/browse/"
+    /// The longer side of the thumbnails asked of the IIIF service, in pixels.
+    static let thumbnailSide = 256
+
+    let catalog: ImageCatalog
+    /// The IIIF service's path prefix, e.g. `/iiif`.
+    let prefix: String
+    let limits: IIIFLimits
+    /// Whether the viewer's pages are served (images then link to them).
+    let hasViewer: Bool
+
+    /// The page for `folder` (relative to the catalog's root, "" for the root), or a 404 when there is none.
+    func response(folder: String) -> HTTPResponse {
+        guard let contents = catalog.folder(folder) else { return .text(404, "no folder '\(folder)'") }
+        let cards = contents.folders.map(folderCard) + contents.images.map(imageCard)
+        let count = "\(contents.images.count) image\(contents.images.count == 1 ? "" : "s")"
+            + (contents.folders.isEmpty ? "" : ", \(contents.folders.count) folder\(contents.folders.count == 1 ? "" : "s")")
+        let html = """
+            <!doctype html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>Tessera\(folder.isEmpty ? "" : ": " + escapeHTML(folder))</title>
+            <link rel="icon" href="data:,">
+            <style>\(Self.style)</style>
+            </head>
+            <body>
+            <header><nav>\(breadcrumbs(folder))</nav><p>\(count)</p></header>
+            <ul class="grid">
+            \(cards.joined(separator: "\n"))
+            </ul>
+            </body>
+            </html>
+
+            """
+        return HTTPResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8"),
+                                                   ("Cache-Control", "no-cache")], body: Array(html.utf8))
+    }
+
+    /// The folder a `/browse/...` path names (percent-decoded, without slashes at either end), or nil.
+    static func folder(fromPath path: String) -> String? {
+        guard path.hasPrefix(browsePrefix) else { return path == "/" || path == "/index.html" ? "" : nil }
+        let encoded = path.dropFirst(browsePrefix.count)
+        return String(encoded.hasSuffix("/") ? encoded.dropLast() : encoded).removingPercentEncoding
+    }
+
+    /// Links to the root and to each folder above `folder`, the last one (this page) as plain text.
+    private func breadcrumbs(_ folder: String) -> String {
+        let segments = folder.split(separator: "/").map(String.init)
+        var links = [segments.isEmpty ? "<strong>Tessera</strong>" : "<a href=\"/\">Tessera</a>"]
+        for index in segments.indices {
+            let name = escapeHTML(segments[index])
+            links.append(index == segments.count - 1 ? "<strong>\(name)</strong>"
+                : "<a href=\"\(Self.browsePath(segments[...index].joined(separator: "/")))\">\(name)</a>")
+        }
+        return links.joined(separator: " / ")
+    }
+
+    private func folderCard(_ folder: String) -> String {
+        let name = escapeHTML((folder as NSString).lastPathComponent)
+        return "<li class=\"folder\"><a href=\"\(Self.browsePath(folder))\"><span class=\"icon\"></span>"
+            + "<span class=\"name\">\(name)/</span></a></li>"
+    }
+
+    /// A card for one image: its thumbnail, name, size and format, or what is wrong with it.
+    private func imageCard(_ identifier: String) -> String {
+        let encoded = Self.encode(identifier)
+        let name = escapeHTML((identifier as NSString).lastPathComponent)
+        let info = "\(prefix)/\(encoded)/info.json"
+        let properties: ImageProperties
+        do {
+            guard let path = catalog.file(for: identifier) else { throw IIIFError.notFound("gone") }
+            properties = try ImageSource(path: path).properties
+        } catch {
+            return "<li class=\"image broken\"><span class=\"thumb\"></span><span class=\"name\">\(name)</span>"
+                + "<span class=\"meta\">\(escapeHTML("\(error)"))</span></li>"
+        }
+        let target = hasViewer ? "/view/\(encoded)" : info
+        let thumbnail = thumbnailSize(properties.size)
+        let links = ["<a href=\"\(info)\">info.json</a>"]
+            + (hasViewer ? ["<a href=\"/web/progressive.html?id=\(encoded)\">progressive</a>"] : [])
+        return """
+            <li class="image"><a class="thumb" href="\(target)"><img loading="lazy" decoding="async" alt="" \
+            width="\(thumbnail.size.width)" height="\(thumbnail.size.height)" \
+            src="\(prefix)/\(encoded)/full/\(thumbnail.request)/0/default.jpg"></a>\
+            <a class="name" href="\(target)" title="\(escapeHTML(identifier))">\(name)</a>\
+            <span class="meta">\(properties.width.grouped) &times; \(properties.height.grouped) \
+            &middot; \(properties.format.displayName)</span><span class="links">\(links.joined(separator: " "))</span></li>
+            """
+    }
+
+    /// The IIIF size asked for an image's thumbnail (`max` for an image that fits, else a best fit in the square)
+    /// and the size the service answers it with.
+    private func thumbnailSize(_ size: Tessera.Size) -> (request: String, size: Tessera.Size) {
+        let side = Self.thumbnailSide
+        let request = max(size.width, size.height) <= side ? "max" : "!\(side),\(side)"
+        let resolved = try? IIIFRequest(region: "full", size: request, rotation: "0", qualityAndFormat: "default.jpg")
+            .resolve(for: size, limits: limits)
+        return (request, resolved?.size ?? Tessera.Size(width: side, height: side))
+    }
+
+    /// An identifier as one path segment (`/` as `%2F`), as the IIIF service and the viewer's routes take it.
+    static func encode(_ identifier: String) -> String {
+        identifier.addingPercentEncoding(withAllowedCharacters: segmentCharacters) ?? identifier
+    }
+
+    /// The page of `folder`: `/browse/` and its segments, each percent-encoded, and a trailing slash.
+    static func browsePath(_ folder: String) -> String {
+        browsePrefix + folder.split(separator: "/").map { encode(String($0)) }.joined(separator: "/") + "/"
+    }
+
+    private static let segmentCharacters = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
+
+    private static let style = """
+        body { margin: 0; font: 14px system-ui, sans-serif; background: #161616; color: #ddd; }
+        header { padding: 12px 16px; display: flex; gap: 16px; align-items: baseline; flex-wrap: wrap; }
+        header p { margin: 0; color: #999; }
+        a { color: #9cf; }
+        nav strong { color: #fff; }
+        .grid { list-style: none; margin: 0; padding: 0 16px 16px; display: grid; gap: 12px;
+                grid-template-columns: repeat(auto-fill, minmax(210px, 1fr)); }
+        .grid li { background: #222; border-radius: 6px; padding: 8px; display: flex; flex-direction: column;
+                   gap: 4px; min-width: 0; }
+        .thumb { height: 200px; display: flex; align-items: center; justify-content: center; background: #1b1b1b; }
+        .thumb img { max-width: 100%; max-height: 100%; width: auto; height: auto; }
+        .name { color: #eee; font-weight: 600; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+        .meta, .links { color: #999; font-size: 12px; overflow-wrap: anywhere; }
+        .links a { margin-right: 8px; }
+        .folder a { display: flex; flex-direction: column; gap: 4px; text-decoration: none; }
+        .folder .icon { height: 200px; display: block; background: #1b1b1b; border-radius: 4px;
+                        background-image: linear-gradient(#3a3a2a, #3a3a2a); background-size: 60% 45%;
+                        background-repeat: no-repeat; background-position: center; }
+        .broken .thumb { background: #2a1b1b; }
+        """
+}
