@@ -8,7 +8,8 @@ public struct IIIFInfo: Hashable, Sendable {
     public let id: String
     /// The full-resolution size, in pixels.
     public let size: PixelSize
-    /// The server's preferred tile size (the first `tiles` entry), or 256 when it gives none.
+    /// The server's preferred tile size (the first `tiles` entry), or `IIIFTileGeometry.defaultTileSize` when it
+    /// gives none.
     public let tileSize: PixelSize
 
     /// Reads an info.json document; `url` is used in errors.
@@ -22,17 +23,20 @@ public struct IIIFInfo: Hashable, Sendable {
         self.id = id.hasSuffix("/") ? String(id.dropLast()) : id
         size = PixelSize(width: width, height: height)
         let tiles = (object["tiles"] as? [[String: Any]])?.first
-        let tileWidth = tiles?["width"] as? Int ?? 256
+        let tileWidth = tiles?["width"] as? Int ?? IIIFTileGeometry.defaultTileSize
         let tileHeight = tiles?["height"] as? Int ?? tileWidth
         tileSize = PixelSize(width: max(1, tileWidth), height: max(1, tileHeight))
     }
 
+    /// How the server's tiles are addressed.
+    public var geometry: IIIFTileGeometry {
+        IIIFTileGeometry(imageSize: Tessera.Size(width: size.width, height: size.height), tileWidth: tileSize.width,
+                         tileHeight: tileSize.height)
+    }
+
     /// The request for `region` of depth `depth` (pixels of that depth), as a JPEG of exactly its size.
     public func url(depth: Int, region: Rect) -> String {
-        let factor = 1 << depth
-        let x = region.x * factor, y = region.y * factor
-        let width = min(region.width * factor, size.width - x), height = min(region.height * factor, size.height - y)
-        return "\(id)/\(x),\(y),\(width),\(height)/\(region.width),\(region.height)/0/default.jpg"
+        "\(id)/" + geometry.path(scale: 1 << depth, levelRect: region)
     }
 }
 

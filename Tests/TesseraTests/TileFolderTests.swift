@@ -87,11 +87,31 @@ import Testing
             "huge-tile.dzi": "<Image xmlns=\"http://schemas.microsoft.com/deepzoom/2008\" TileSize=\"99999999\" Overlap=\"0\" Format=\"jpg\"><Size Width=\"10\" Height=\"10\"/></Image>",
             "no-tiles.dzi": "<Image xmlns=\"http://schemas.microsoft.com/deepzoom/2008\" TileSize=\"256\" Overlap=\"0\" Format=\"jpg\"><Size Width=\"10\" Height=\"10\"/></Image>",
             "info.json": "{\"@context\": \"http://iiif.io/api/image/3/context.json\", \"width\": -4}",
+            "unclosed.dzi": "<Image xmlns=\"http://schemas.microsoft.com/deepzoom/2008\" TileSize=\"256\"><Size Width=\"10\" Height=\"10\">",
         ]
         for (name, text) in cases {
             let path = "\(folder)/\(name)"
             try Data(text.utf8).write(to: URL(fileURLWithPath: path))
             #expect(throws: TesseraError.self, "\(name)") { try ImageSource(path: path) }
         }
+    }
+
+    @Test func deepZoomDescriptorsAreReadAsXML() throws {
+        let written = DeepZoomLayout.Descriptor(imageSize: Size(width: 4000, height: 3000), tileSize: 254, overlap: 1,
+                                                format: "jpeg")
+        #expect(try DeepZoomLayout.Descriptor(xml: written.xml, path: "a.dzi") == written)
+        // Attributes in any order, a namespace prefix, comments, and other elements with a Width before the Size:
+        // what a search for `Width="` would take for the image's.
+        let other = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!-- Width="1" -->
+            <dz:Image xmlns:dz="http://schemas.microsoft.com/deepzoom/2008" TileSize="256" Format="png" Overlap="0">
+              <dz:DisplayRects><dz:DisplayRect MinLevel="1" MaxLevel="9"><dz:Rect X="0" Y="0" Width="5" Height="6"/>
+              </dz:DisplayRect></dz:DisplayRects>
+              <dz:Size Height="700" Width="900"/>
+            </dz:Image>
+            """
+        #expect(try DeepZoomLayout.Descriptor(xml: Array(other.utf8), path: "b.dzi")
+                == DeepZoomLayout.Descriptor(imageSize: Size(width: 900, height: 700), tileSize: 256, overlap: 0, format: "png"))
     }
 }

@@ -41,9 +41,9 @@ private let tile = PixelSize(width: 256, height: 256)
     let info = try IIIFInfo(json: Array(json.utf8), url: "http://h/iiif/map/info.json")
     #expect(info.id == "http://h/iiif/map")
     #expect(info.tileSize == PixelSize(width: 512, height: 512))
-    // Depth 1 tile (0, 0) of 500x300 pixels is the whole image, clipped at its edges.
+    // Depth 1 tile (0, 0) of 500x300 pixels is the whole image, named `full` as IIIFTileGeometry names it.
     #expect(info.url(depth: 1, region: Rect(x: 0, y: 0, width: 500, height: 300))
-        == "http://h/iiif/map/0,0,1000,600/500,300/0/default.jpg")
+        == "http://h/iiif/map/full/500,300/0/default.jpg")
     #expect(info.url(depth: 0, region: Rect(x: 512, y: 512, width: 488, height: 88))
         == "http://h/iiif/map/512,512,488,88/488,88/0/default.jpg")
     #expect(throws: ViewerError.self) { try IIIFInfo(json: Array(#"{"width": 3}"#.utf8), url: "u") }

@@ -96,6 +96,28 @@ def test_tiling_module_reproduces_the_shared_vectors(server, browser):
         assert result == case["expected"], case["name"]
 
 
+def test_iiif_module_reproduces_the_shared_vectors(server, browser):
+    vectors = json.loads((ROOT / "Tests/Vectors/iiif.json").read_text())
+    open_viewer(browser, viewer_url(server))
+    results = browser.execute_async_script("""
+        const [vectors, done] = arguments;
+        import('/web/js/iiif.js').then(({DEFAULT_TILE_SIZE, IIIFTileGeometry}) => done({
+          defaultTileSize: DEFAULT_TILE_SIZE,
+          tiles: vectors.tiles.map((v) => {
+            const geometry = new IIIFTileGeometry(v.image[0], v.image[1], v.tile[0], v.tile[1]);
+            const rect = geometry.tileRect(v.scale, v.column, v.row);
+            return [[rect.x, rect.y, rect.width, rect.height], geometry.tilePath(v.scale, v.column, v.row)];
+          }),
+          rects: vectors.rects.map((v) => {
+            const [x, y, width, height] = v.levelRect;
+            return new IIIFTileGeometry(v.image[0], v.image[1], 256, 256).path(v.scale, {x, y, width, height});
+          })}));
+    """, vectors)
+    assert results["defaultTileSize"] == vectors["defaultTileSize"]
+    assert results["tiles"] == [[v["levelRect"], v["path"]] for v in vectors["tiles"]]
+    assert results["rects"] == [v["path"] for v in vectors["rects"]]
+
+
 def test_cache_stays_within_budget_over_500_random_views(server, browser):
     open_viewer(browser, viewer_url(server, "?cache=8"))
     wait_sharp(browser)

@@ -1,6 +1,7 @@
 // Where tiles come from: a IIIF Image API info.json (level 1 or more; a level 0 server for the sizes it lists) or a
 // Deep Zoom .dzi. Either is a pyramid of levels halving from 1:1, which is the tiling engine's levels j = 0, -1,
 // -2, ... at 2^j pixels per image pixel; a source says how many there are and where tile (j, column, row) is.
+import { DEFAULT_TILE_SIZE, IIIFTileGeometry } from "./iiif.js";
 
 /** Opens the info.json or .dzi at `url` (resolved against the page), rejecting with a one-line message. */
 export async function openSource(url) {
@@ -26,7 +27,7 @@ export class IIIFSource {
     const id = (info.id ?? info["@id"] ?? address.replace(/\/info\.json$/, "")).replace(/\/$/, "");
     if (!(info.width > 0 && info.height > 0)) throw new Error(`${address}: no width and height`);
     const tiles = info.tiles?.[0] ?? {};
-    const tileWidth = tiles.width ?? 512;
+    const tileWidth = tiles.width ?? DEFAULT_TILE_SIZE;
     const scaleFactors = tiles.scaleFactors?.length ? tiles.scaleFactors : [1];
     return new IIIFSource(id, info, tileWidth, tiles.height ?? tileWidth, Math.max(...scaleFactors));
   }
@@ -37,25 +38,19 @@ export class IIIFSource {
     this.height = info.height;
     this.tileWidth = tileWidth;
     this.tileHeight = tileHeight;
+    this.geometry = new IIIFTileGeometry(info.width, info.height, tileWidth, tileHeight);
     this.levelCount = Math.round(Math.log2(largestScaleFactor)) + 1;
     this.sizes = (info.sizes ?? []).map(({ width, height }) => `${width},${height}`);
   }
 
-  /** The URL of tile (column, row) of level j: the level-1 form x,y,w,h/w,/0/default.jpg, or for the whole image
-   * at a size the server lists (the first paint), full/w,h/0/default.jpg, which a level 0 server has too. */
+  /** The URL of tile (column, row) of level j, as IIIFTileGeometry names it: x,y,w,h/w,h/0/default.jpg, the
+   * region `full` for the whole image (the first paint, which a level 0 server has at the sizes it lists). */
   tileURL(level, column, row) {
-    const scale = 2 ** -level;
-    const x = column * this.tileWidth * scale, y = row * this.tileHeight * scale;
-    const w = Math.min(this.tileWidth * scale, this.width - x), h = Math.min(this.tileHeight * scale, this.height - y);
-    const width = Math.ceil(w / scale), height = Math.ceil(h / scale);
-    if (x === 0 && y === 0 && w === this.width && h === this.height && this.sizes.includes(`${width},${height}`)) {
-      return `${this.id}/full/${width},${height}/0/default.jpg`;
-    }
-    return `${this.id}/${x},${y},${w},${h}/${width},/0/default.jpg`;
+    return `${this.id}/${this.geometry.tilePath(2 ** -level, column, row)}`;
   }
 
-  /** Where a tile's own pixels are in its decoded `bitmap`: all of it (no overlap), scaled by however the server
-   * rounded the height it chose for the width asked. */
+  /** Where a tile's own pixels are in its decoded `bitmap`: all of it (no overlap), scaled to the tile's size
+   * should a server send another. */
   tileContent(tile, bitmap) {
     return { x: 0, y: 0, scaleX: bitmap.width / tile.pixelSize.width, scaleY: bitmap.height / tile.pixelSize.height };
   }

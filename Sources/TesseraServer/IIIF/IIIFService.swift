@@ -154,33 +154,15 @@ public final class IIIFService: Sendable {
     private func storedTile(for request: IIIFResolvedRequest, in image: OpenImage) throws -> [UInt8]? {
         guard request.rotation == 0, !request.mirror, request.format == "jpg",
               request.quality == .default || (request.quality == .color && image.source.properties.colorModel != .gray),
-              let (scale, column, row) = tileAddress(of: request, imageSize: image.source.properties.size,
-                                                     tileSize: image.tileSize(configuration))
+              let (scale, column, row) = IIIFTileGeometry(imageSize: image.source.properties.size,
+                                                          tileWidth: image.tileSize(configuration),
+                                                          tileHeight: image.tileSize(configuration))
+                  .tile(region: request.region, size: request.size)
         else { return nil }
         if let tiles = image.tiles { return try tiles.jpeg(scale: scale, column: column, row: row) }
         guard let preview = image.preview, let tiles = preview.tiles, tiles.tileSize == image.tileSize(configuration),
               scale % preview.factor == 0 else { return nil }
         return try tiles.jpeg(scale: scale / preview.factor, column: column, row: row)
-    }
-
-    /// The reduction, column and row of the tile a request asks for, in the form OpenSeadragon and other IIIF
-    /// clients ask for tiles (`x,y,w,h/w,` at a power-of-two reduction, edge tiles cut to the image), or nil.
-    private func tileAddress(of request: IIIFResolvedRequest, imageSize: Tessera.Size, tileSize side: Int)
-        -> (scale: Int, column: Int, row: Int)? {
-        let region = request.region
-        var scale = 1
-        while side * scale < 2 * max(imageSize.width, imageSize.height) {
-            let span = side * scale
-            if region.x % span == 0, region.y % span == 0,
-               region.width == min(span, imageSize.width - region.x),
-               region.height == min(span, imageSize.height - region.y),
-               request.size == Tessera.Size(width: (region.width + scale - 1) / scale,
-                                            height: (region.height + scale - 1) / scale) {
-                return (scale, region.x / span, region.y / span)
-            }
-            scale *= 2
-        }
-        return nil
     }
 
     /// The opened image for `path`, reopened when the file changed or its cached pyramids did.

@@ -7,10 +7,10 @@ import Foundation
 /// tile skipped when it was written) reads as white.
 struct TileFolderPyramid: Sendable {
     enum Layout: Sendable {
-        /// Deep Zoom: the `_files` folder and the number of its largest level.
-        case deepZoom(files: String, topLevel: Int)
-        /// IIIF level 0: the folder that holds `info.json`.
-        case iiif(folder: String)
+        /// Deep Zoom: the folder of `name.dzi` and the number of its largest level.
+        case deepZoom(folder: String, name: String, topLevel: Int)
+        /// IIIF level 0: the folder that holds `info.json`, and how its tiles are named.
+        case iiif(folder: String, geometry: IIIFTileGeometry)
     }
 
     let layout: Layout
@@ -33,47 +33,33 @@ struct TileFolderPyramid: Sendable {
     init(path: String, format: ImageFormat) throws {
         // A descriptor is a few hundred bytes; a megabyte is more than any real one.
         let data = try ImageInput.file(path: path).prefix(1 << 20)
-        let text = String(decoding: data, as: UTF8.self)
         let parent = (path as NSString).deletingLastPathComponent, folder = parent.isEmpty ? "." : parent
-        func corrupt(_ detail: String) -> TesseraError { .corrupt(path: path, detail: detail) }
         switch format {
         case .deepZoom:
-            func attribute(_ name: String) -> String? {
-                guard let range = text.range(of: "\(name)=\""),
-                      let end = text[range.upperBound...].firstIndex(of: "\"") else { return nil }
-                return String(text[range.upperBound..<end])
-            }
-            guard let width = attribute("Width").flatMap(Int.init), let height = attribute("Height").flatMap(Int.init),
-                  let tileSize = attribute("TileSize").flatMap(Int.init) else {
-                throw corrupt("a .dzi needs Size Width and Height and a TileSize")
-            }
-            imageSize = Size(width: width, height: height)
-            tileWidth = tileSize
-            tileHeight = tileSize
-            overlap = attribute("Overlap").flatMap(Int.init) ?? 0
-            tileExtension = attribute("Format") ?? "jpg"
-            var topLevel = 0
-            while 1 << topLevel < max(width, height) && topLevel < 62 { topLevel += 1 }
+            let descriptor = try DeepZoomLayout.Descriptor(xml: data, path: path)
+            imageSize = descriptor.imageSize
+            tileWidth = descriptor.tileSize
+            tileHeight = descriptor.tileSize
+            overlap = descriptor.overlap
+            tileExtension = descriptor.format
+            let topLevel = DeepZoomLayout.topLevel(of: imageSize)
             scaleFactors = (0...topLevel).map { 1 << $0 }
             let name = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
-            layout = .deepZoom(files: "\(folder)/\(name)_files", topLevel: topLevel)
+            layout = .deepZoom(folder: folder, name: name, topLevel: topLevel)
         default:
-            guard let json = try? JSONSerialization.jsonObject(with: Data(data)) as? [String: Any],
-                  let width = json["width"] as? Int, let height = json["height"] as? Int,
-                  let tiles = (json["tiles"] as? [[String: Any]])?.first, let tileWidth = tiles["width"] as? Int
-            else { throw corrupt("a IIIF info.json needs width, height and tiles") }
-            imageSize = Size(width: width, height: height)
-            self.tileWidth = tileWidth
-            tileHeight = tiles["height"] as? Int ?? tileWidth
+            let info = try IIIFLayout.Info(json: data, path: path)
+            imageSize = info.geometry.imageSize
+            tileWidth = info.geometry.tileWidth
+            tileHeight = info.geometry.tileHeight
             overlap = 0
-            tileExtension = (json["preferredFormats"] as? [String])?.first ?? "jpg"
-            scaleFactors = ((tiles["scaleFactors"] as? [Int]) ?? [1]).filter { $0 >= 1 && $0 & ($0 - 1) == 0 }.sorted()
-            layout = .iiif(folder: folder)
+            tileExtension = info.format
+            scaleFactors = info.scaleFactors
+            layout = .iiif(folder: folder, geometry: info.geometry)
         }
         guard imageSize.width > 0, imageSize.height > 0, (1...Self.maxTileSide).contains(tileWidth),
               (1...Self.maxTileSide).contains(tileHeight), (0..<tileWidth).contains(overlap), scaleFactors.first == 1,
               tileExtension.allSatisfy({ $0.isLetter || $0.isNumber }) else {
-            throw corrupt("the pyramid's size, tile size, overlap or levels are out of range")
+            throw TesseraError.corrupt(path: path, detail: "the pyramid's size, tile size, overlap or levels are out of range")
         }
     }
 
@@ -98,26 +84,13 @@ struct TileFolderPyramid: Sendable {
     /// The file of tile `(column, row)` of the level at reduction `scale`, or nil when the folder has none.
     func tilePath(scale: Int, column: Int, row: Int) -> String? {
         switch layout {
-        case let .deepZoom(files, topLevel):
-            let level = topLevel - scale.trailingZeroBitCount
-            let path = "\(files)/\(level)/\(column)_\(row).\(tileExtension)"
+        case let .deepZoom(folder, name, topLevel):
+            let path = folder + "/" + DeepZoomLayout.tilePath(name: name, level: topLevel - scale.trailingZeroBitCount,
+                                                              column: column, row: row, format: tileExtension)
             return FileManager.default.fileExists(atPath: path) ? path : nil
-        case let .iiif(folder):
-            // The region and size as the tile's URL names them; writers differ on the canonical forms.
-            let x = column * tileWidth * scale, y = row * tileHeight * scale
-            let region = Rect(x: x, y: y, width: min(tileWidth * scale, imageSize.width - x),
-                              height: min(tileHeight * scale, imageSize.height - y))
-            let size = tileRect(scale: scale, column: column, row: row).size
-            var regions = [region.description], sizes = ["\(size.width),\(size.height)", "\(size.width),"]
-            if region == Rect(imageSize) { regions.insert("full", at: 0) }
-            if size == imageSize { sizes += ["max", "full"] }
-            for region in regions {
-                for size in sizes {
-                    let path = "\(folder)/\(region)/\(size)/0/default.\(tileExtension)"
-                    if FileManager.default.fileExists(atPath: path) { return path }
-                }
-            }
-            return nil
+        case let .iiif(folder, geometry):
+            return geometry.storedPaths(scale: scale, column: column, row: row, format: tileExtension).lazy
+                .map { folder + "/" + $0 }.first { FileManager.default.fileExists(atPath: $0) }
         }
     }
 
@@ -132,8 +105,8 @@ struct TileFolderPyramid: Sendable {
 
     private var descriptorName: String {
         switch layout {
-        case let .deepZoom(files, _): return String(files.dropLast("_files".count)) + ".dzi"
-        case let .iiif(folder): return folder + "/info.json"
+        case let .deepZoom(folder, name, _): return "\(folder)/\(name).dzi"
+        case let .iiif(folder, _): return folder + "/info.json"
         }
     }
 }

@@ -1,5 +1,12 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
 /// Deep Zoom: `NAME.dzi` (XML: TileSize, Overlap, Format, Size) beside `NAME_files/{level}/{column}_{row}.{ext}`,
 /// level 0 the smallest; by default 254-pixel tiles with a 1-pixel overlap, down to 1 x 1, as libvips writes.
+/// The scheme is written here once, for building pyramids (`path(of:)`, `metadataFiles`) and for reading them
+/// back (`Descriptor(xml:path:)`, `tilePath`).
 public struct DeepZoomLayout: PyramidLayout {
     public let plan: PyramidPlan
     public let name: String
@@ -18,20 +25,87 @@ public struct DeepZoomLayout: PyramidLayout {
     public var topLevelEntries: [String] { ["\(name)_files", "\(name).dzi"] }
 
     public func path(of tile: TileAddress) -> String {
-        "\(name)_files/\(plan.levelNumber(ofDepth: tile.depth))/\(tile.column)_\(tile.row).\(tileFormat.rawValue)"
+        Self.tilePath(name: name, level: plan.levelNumber(ofDepth: tile.depth), column: tile.column, row: tile.row,
+                      format: tileFormat.rawValue)
     }
 
     public func metadataFiles(blankTiles: [TileAddress]) -> [(path: String, bytes: [UInt8])] {
-        let xml = """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <Image xmlns="http://schemas.microsoft.com/deepzoom/2008" Format="\(tileFormat.rawValue)" \
-            Overlap="\(plan.overlap)" TileSize="\(plan.tileSize)">
-              <Size Width="\(plan.imageSize.width)" Height="\(plan.imageSize.height)"/>
-            </Image>
-
-            """
-        return [("\(name).dzi", Array(xml.utf8))]
+        let descriptor = Descriptor(imageSize: plan.imageSize, tileSize: plan.tileSize, overlap: plan.overlap,
+                                    format: tileFormat.rawValue)
+        return [("\(name).dzi", descriptor.xml)]
             + blankTileList(blankTiles, in: "\(name)_files") { [plan.levelNumber(ofDepth: $0.depth), $0.column, $0.row] }
+    }
+
+    /// The file of tile (`column`, `row`) of level `level` (0 the 1 x 1 level) of the pyramid `name`, relative to
+    /// the folder of `name.dzi`.
+    public static func tilePath(name: String, level: Int, column: Int, row: Int, format: String) -> String {
+        "\(name)_files/\(level)/\(column)_\(row).\(format)"
+    }
+
+    /// The number of the full-resolution level of an image of `size`: levels halve down to 1 x 1 at level 0.
+    public static func topLevel(of size: Size) -> Int {
+        var level = 0
+        while 1 << level < max(size.width, size.height) && level < 62 { level += 1 }
+        return level
+    }
+
+    /// What a `.dzi` says: the image's size, the tile side and overlap in pixels, and the tiles' file extension.
+    public struct Descriptor: Sendable, Equatable {
+        public let imageSize: Size
+        public let tileSize: Int
+        public let overlap: Int
+        public let format: String
+
+        /// A descriptor of these values.
+        public init(imageSize: Size, tileSize: Int, overlap: Int, format: String) {
+            self.imageSize = imageSize
+            self.tileSize = tileSize
+            self.overlap = overlap
+            self.format = format
+        }
+
+        /// Parses the XML of a `.dzi` (the `Image` element's TileSize, Overlap and Format, its `Size` element's
+        /// Width and Height); `path` names the file in errors.
+        public init(xml: [UInt8], path: String) throws {
+            let parser = XMLParser(data: Data(xml))
+            let reader = ElementReader()
+            parser.delegate = reader
+            parser.shouldResolveExternalEntities = false
+            guard parser.parse() else {
+                let detail = parser.parserError.map { "\($0.localizedDescription)" } ?? "not well-formed XML"
+                throw TesseraError.corrupt(path: path, detail: "the .dzi is not XML: \(detail)")
+            }
+            let image = reader.elements["Image"], size = reader.elements["Size"]
+            guard let width = size?["Width"].flatMap(Int.init), let height = size?["Height"].flatMap(Int.init),
+                  let tileSize = image?["TileSize"].flatMap(Int.init) else {
+                throw TesseraError.corrupt(path: path, detail: "a .dzi needs an Image with a TileSize and a Size with Width and Height")
+            }
+            self.init(imageSize: Size(width: width, height: height), tileSize: tileSize,
+                      overlap: image?["Overlap"].flatMap(Int.init) ?? 0, format: image?["Format"] ?? "jpg")
+        }
+
+        /// The `.dzi` file's bytes.
+        public var xml: [UInt8] {
+            Array("""
+                <?xml version="1.0" encoding="UTF-8"?>
+                <Image xmlns="http://schemas.microsoft.com/deepzoom/2008" Format="\(format)" \
+                Overlap="\(overlap)" TileSize="\(tileSize)">
+                  <Size Width="\(imageSize.width)" Height="\(imageSize.height)"/>
+                </Image>
+
+                """.utf8)
+        }
+    }
+
+    /// Collects the attributes of the first element of each name, without their namespace prefix.
+    private final class ElementReader: NSObject, XMLParserDelegate {
+        var elements: [String: [String: String]] = [:]
+
+        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+                    attributes: [String: String] = [:]) {
+            let local = name.split(separator: ":").last.map(String.init) ?? name
+            if elements[local] == nil { elements[local] = attributes }
+        }
     }
 }
 

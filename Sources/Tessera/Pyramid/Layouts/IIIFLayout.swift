@@ -1,6 +1,9 @@
+import Foundation
+
 /// IIIF Image API 3.0 level 0, static: `NAME/info.json` and a `{region}/{size}/0/default.{ext}` file per tile,
 /// named canonically (region `full` when a tile covers the whole image, size `max` at full size), which are the
-/// URLs OpenSeadragon and other viewers ask for, so any static web server is a IIIF level-0 server.
+/// URLs OpenSeadragon and other viewers ask for, so any static web server is a IIIF level-0 server. The tiles are
+/// named by `IIIFTileGeometry`; `Info(json:path:)` reads such a folder's info.json back.
 public struct IIIFLayout: PyramidLayout {
     public let plan: PyramidPlan
     public let name: String
@@ -8,7 +11,7 @@ public struct IIIFLayout: PyramidLayout {
     /// The URL the folder will be served at, for info.json's `id`.
     public let baseURI: String
 
-    public static let defaultTileSize = 512
+    public static let defaultTileSize = IIIFTileGeometry.defaultTileSize
 
     public init(plan: PyramidPlan, name: String, tileFormat: TileFormat, baseURI: String) {
         self.plan = plan
@@ -21,15 +24,9 @@ public struct IIIFLayout: PyramidLayout {
     public var topLevelEntries: [String] { [name] }
 
     public func path(of tile: TileAddress) -> String {
-        let image = plan.imageSize, level = plan.levels[tile.depth]
-        let rect = plan.tileRect(depth: tile.depth, column: tile.column, row: tile.row)
-        let scale = level.scaleFactor
-        let x = rect.x * scale, y = rect.y * scale
-        let region = Rect(x: x, y: y, width: min(rect.width * scale, image.width - x),
-                          height: min(rect.height * scale, image.height - y))
-        let regionName = region == Rect(image) ? "full" : region.description
-        let sizeName = rect.size == image ? "max" : "\(rect.width),\(rect.height)"
-        return "\(name)/\(regionName)/\(sizeName)/0/default.\(tileFormat.fileExtension)"
+        let geometry = IIIFTileGeometry(imageSize: plan.imageSize, tileWidth: plan.tileSize, tileHeight: plan.tileSize)
+        return "\(name)/" + geometry.path(scale: plan.levels[tile.depth].scaleFactor, column: tile.column,
+                                          row: tile.row, format: tileFormat.fileExtension)
     }
 
     public func metadataFiles(blankTiles: [TileAddress]) -> [(path: String, bytes: [UInt8])] {
@@ -57,5 +54,30 @@ public struct IIIFLayout: PyramidLayout {
             """
         return [("\(name)/info.json", Array(json.utf8))]
             + blankTileList(blankTiles, in: name) { [$0.depth, $0.column, $0.row] }
+    }
+
+    /// What a IIIF level-0 folder's info.json says that reading its tiles needs: the image's size, the tile
+    /// geometry, the reductions stored (powers of two, ascending) and the tiles' file extension.
+    public struct Info: Sendable, Equatable {
+        public let geometry: IIIFTileGeometry
+        public let scaleFactors: [Int]
+        public let format: String
+
+        /// Parses an info.json (version 2 or 3: `width`, `height`, the first `tiles` entry, `preferredFormats`);
+        /// `path` names the file in errors.
+        public init(json: [UInt8], path: String) throws {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(json)) as? [String: Any],
+                  let width = object["width"] as? Int, let height = object["height"] as? Int,
+                  let tiles = (object["tiles"] as? [[String: Any]])?.first, let tileWidth = tiles["width"] as? Int
+            else { throw TesseraError.corrupt(path: path, detail: "a IIIF info.json needs width, height and tiles") }
+            let tileHeight = tiles["height"] as? Int ?? tileWidth
+            guard tileWidth >= 1, tileHeight >= 1 else {
+                throw TesseraError.corrupt(path: path, detail: "the tiles of a IIIF info.json are \(tileWidth)x\(tileHeight)")
+            }
+            geometry = IIIFTileGeometry(imageSize: Size(width: width, height: height), tileWidth: tileWidth,
+                                        tileHeight: tileHeight)
+            scaleFactors = ((tiles["scaleFactors"] as? [Int]) ?? [1]).filter { $0 >= 1 && $0 & ($0 - 1) == 0 }.sorted()
+            format = (object["preferredFormats"] as? [String])?.first ?? "jpg"
+        }
     }
 }

@@ -1,0 +1,86 @@
+/// How IIIF Image API clients address an image's tiles, the one statement of it for the IIIF level-0 layout, the
+/// tile-folder reader, the server and the native viewer (`Web/js/iiif.js` mirrors it; both pass
+/// `Tests/Vectors/iiif.json`).
+///
+/// The level at power-of-two reduction `scale` is the image divided by `scale`, rounded up. Pixels `rect` of that
+/// level are the full-resolution region from `(rect.x * scale, rect.y * scale)`, `rect.width * scale` by
+/// `rect.height * scale` pixels cut by the image's edge, asked for at `rect`'s size:
+/// `{region}/{size}/0/default.{format}`, with the region `full` when it is the whole image and the size `max` when
+/// it is the image's full size (as OpenSeadragon and other viewers ask, and a static folder stores). Tile
+/// (`column`, `row`) is the level's cell of `tileWidth` x `tileHeight` pixels there, cut by the level's edge.
+public struct IIIFTileGeometry: Sendable, Hashable {
+    /// The tile side to assume when an info.json lists no tiles, in pixels.
+    public static let defaultTileSize = 512
+
+    /// The full-resolution size, in pixels.
+    public let imageSize: Size
+    /// The tile size in pixels of the reduced level (not of the full-resolution region a tile covers).
+    public let tileWidth: Int
+    public let tileHeight: Int
+
+    /// The geometry of `imageSize` cut in `tileWidth` x `tileHeight` tiles (each at least 1).
+    public init(imageSize: Size, tileWidth: Int, tileHeight: Int) {
+        precondition(tileWidth >= 1 && tileHeight >= 1, "a IIIF tile is at least 1 x 1 pixel")
+        self.imageSize = imageSize
+        self.tileWidth = tileWidth
+        self.tileHeight = tileHeight
+    }
+
+    /// The size of the level at reduction `scale`, in pixels.
+    public func levelSize(scale: Int) -> Size {
+        Size(width: (imageSize.width + scale - 1) / scale, height: (imageSize.height + scale - 1) / scale)
+    }
+
+    /// The pixels of the level at reduction `scale` that tile (`column`, `row`) holds.
+    public func tileRect(scale: Int, column: Int, row: Int) -> Rect {
+        let level = levelSize(scale: scale), x = column * tileWidth, y = row * tileHeight
+        return Rect(x: x, y: y, width: min(tileWidth, level.width - x), height: min(tileHeight, level.height - y))
+    }
+
+    /// The full-resolution pixels that `rect` of the level at reduction `scale` covers.
+    public func region(scale: Int, levelRect rect: Rect) -> Rect {
+        let x = rect.x * scale, y = rect.y * scale
+        return Rect(x: x, y: y, width: min(rect.width * scale, imageSize.width - x),
+                    height: min(rect.height * scale, imageSize.height - y))
+    }
+
+    /// The request for `rect` of the level at reduction `scale`, below the image's base URI, as viewers ask.
+    public func path(scale: Int, levelRect rect: Rect, format: String = "jpg") -> String {
+        storedPaths(scale: scale, levelRect: rect, format: format)[0]
+    }
+
+    /// The request for tile (`column`, `row`) at reduction `scale`, below the image's base URI.
+    public func path(scale: Int, column: Int, row: Int, format: String = "jpg") -> String {
+        path(scale: scale, levelRect: tileRect(scale: scale, column: column, row: row), format: format)
+    }
+
+    /// The names a static folder may store a tile under, the one `path` gives first: writers differ on the
+    /// canonical forms (`w,h` or `w,` for the size, `max` or `full` at full size, `full` or the pixels as region).
+    public func storedPaths(scale: Int, column: Int, row: Int, format: String = "jpg") -> [String] {
+        storedPaths(scale: scale, levelRect: tileRect(scale: scale, column: column, row: row), format: format)
+    }
+
+    private func storedPaths(scale: Int, levelRect rect: Rect, format: String) -> [String] {
+        let region = region(scale: scale, levelRect: rect), size = rect.size
+        let regions = (region == Rect(imageSize) ? ["full"] : []) + [region.description]
+        let sizes = (size == imageSize ? ["max"] : []) + ["\(size.width),\(size.height)", "\(size.width),"]
+            + (size == imageSize ? ["full"] : [])
+        return regions.flatMap { region in sizes.map { "\(region)/\($0)/0/default.\(format)" } }
+    }
+
+    /// The tile a request for full-resolution `region` at `size` asks for, when it is one at a power-of-two
+    /// reduction (edge tiles cut to the image, as any client asks); nil for any other request.
+    public func tile(region: Rect, size: Size) -> (scale: Int, column: Int, row: Int)? {
+        var scale = 1
+        repeat {
+            let spanX = tileWidth * scale, spanY = tileHeight * scale
+            if region.x >= 0, region.y >= 0, region.x % spanX == 0, region.y % spanY == 0 {
+                let column = region.x / spanX, row = region.y / spanY
+                let rect = tileRect(scale: scale, column: column, row: row)
+                if size == rect.size, region == self.region(scale: scale, levelRect: rect) { return (scale, column, row) }
+            }
+            scale *= 2
+        } while tileWidth * scale < 2 * max(imageSize.width, imageSize.height)
+        return nil
+    }
+}
