@@ -4,43 +4,31 @@ import CJPEG
 /// Encodes JPEG through libjpeg-turbo from strips of gray or RGB 8-bit rows: quality, progressive scans,
 /// 4:4:4 or 4:2:0 chroma, optimized Huffman tables. Writes to a temporary file renamed on `finish()`, or to
 /// memory for tiles (`encode(_:options:)`).
-final class JPEGEncoder: MemoryEncoder {
+final class JPEGEncoder: RowPointerEncoder {
     private let encoder: OpaquePointer
-    private let file: AtomicFile?
-    /// What is written; `path` is the file, or "tile" when encoding to memory.
-    private let target: EncodeTarget
-    private var rowsWritten = 0
+    let file: AtomicFile?
+    let target: EncodeTarget
+    var rowsWritten = 0
 
     static func acceptedFormat(for format: PixelFormat, options: EncodeOptions) -> PixelFormat {
         format.isColor ? .rgb8 : .gray8
-    }
-
-    convenience init(target: EncodeTarget) throws {
-        try self.init(target: target, file: AtomicFile(path: target.path))
-    }
-
-    static func encode(_ image: ImageBuffer, options: EncodeOptions) throws -> [UInt8] {
-        let target = EncodeTarget(path: "tile", size: image.size, format: image.format, options: options)
-        let encoder = try JPEGEncoder(target: target, file: nil)
-        try encoder.write(Strip(y: 0, pixels: image))
-        try encoder.complete()
-        var count: UInt = 0
-        let bytes = tessera_jpeg_encoder_output(encoder.encoder, &count)
-        return Array(UnsafeBufferPointer(start: bytes, count: Int(count)))
     }
 
     /// Encodes `image` to the destination `attach` sets on libjpeg's compressor (see `JPEGStreamingEncoder`).
     static func encode(_ image: ImageBuffer, options: EncodeOptions, name: String,
                        attach: (UnsafeMutablePointer<jpeg_compress_struct>) -> Void) throws {
         let target = EncodeTarget(path: name, size: image.size, format: image.format, options: options)
-        let encoder = try JPEGEncoder(target: target, file: nil, attach: attach)
-        try encoder.write(Strip(y: 0, pixels: image))
-        try encoder.complete()
+        try JPEGEncoder(target: target, file: nil, attach: attach).encodeWhole(image)
+    }
+
+    /// Encodes to `file`, or to memory when it is nil.
+    convenience init(target: EncodeTarget, file: AtomicFile?) throws {
+        try self.init(target: target, file: file, attach: { _ in })
     }
 
     /// `file` nil encodes to memory, or to the destination `attach` sets before libjpeg is set up.
     private init(target: EncodeTarget, file: AtomicFile?,
-                 attach: (UnsafeMutablePointer<jpeg_compress_struct>) -> Void = { _ in }) throws {
+                 attach: (UnsafeMutablePointer<jpeg_compress_struct>) -> Void) throws {
         let size = target.size, format = target.format, options = target.options, name = target.path
         guard size.width > 0, size.height > 0, size.width <= 65_500, size.height <= 65_500 else {
             throw TesseraError.unsupported(path: name, feature: "a \(size) JPEG (at most 65,500 pixels a side)")
@@ -67,26 +55,17 @@ final class JPEGEncoder: MemoryEncoder {
 
     deinit { tessera_jpeg_encoder_destroy(encoder) }
 
-    func write(_ strip: Strip) throws {
-        try target.checkStrip(strip, nextRow: rowsWritten)
-        try strip.withRowPointers { rows in
-            try check(tessera_jpeg_write_scanlines(encoder, rows, JDIMENSION(strip.height)))
-        }
-        rowsWritten += strip.height
+    func compressRows(_ rows: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, count: Int) -> Int32 {
+        tessera_jpeg_write_scanlines(encoder, rows, JDIMENSION(count))
     }
 
-    func finish() throws {
-        try complete()
-        try file?.commit()
-    }
+    func endStream() -> Int32 { tessera_jpeg_finish_compress(encoder) }
 
-    private func complete() throws {
-        try target.checkComplete(rowsWritten: rowsWritten)
-        try check(tessera_jpeg_finish_compress(encoder))
-    }
+    var libraryMessage: String { String(cString: tessera_jpeg_encoder_message(encoder)) }
 
-    private func check(_ status: Int32) throws {
-        guard status == 0 else { return }
-        throw TesseraError.io(path: target.path, detail: String(cString: tessera_jpeg_encoder_message(encoder)))
+    func memoryOutput() -> [UInt8] {
+        var count: UInt = 0
+        let bytes = tessera_jpeg_encoder_output(encoder, &count)
+        return Array(UnsafeBufferPointer(start: bytes, count: Int(count)))
     }
 }

@@ -12,7 +12,7 @@
 /// Gray, 4:4:4 and 4:2:2 equal libjpeg's 1/8 output exactly. For 4:2:0 libjpeg scales chroma by a 2x2 IDCT, AC
 /// terms included, which DC alone cannot give: the block means are interpolated instead, within a level or two
 /// of it where chroma changes smoothly, more at sharp colour edges inside a 16-pixel block.
-final class ProgressiveDCDecoder: RowDecoder {
+final class ProgressiveDCDecoder: TiledRowDecoder {
     /// How the components become output samples.
     private enum ColorTransform { case gray, ycbcr, rgb }
 
@@ -45,6 +45,9 @@ final class ProgressiveDCDecoder: RowDecoder {
 
     let size: Size
     let format: PixelFormat
+    /// The output rows as a grid one tile across and one MCU row tall, and the band of them being read: tiles
+    /// come in order, as the scans are read in order; a skipped band's MCU row is entropy-decoded, not emitted.
+    let bands: TileBandReader
     private let frame: JPEGFrameHeader
     private let name: String
     private let allowPartial: Bool
@@ -64,13 +67,8 @@ final class ProgressiveDCDecoder: RowDecoder {
     private let interpolated: [Bool]
     /// Per component, the sample column each output column repeats.
     private let columnMaps: [[Int]]
-    /// The output rows of the current MCU row, and which of them are still to hand out.
-    private var rows: [UInt8]
-    private var rowsReady = 0
-    private var rowsTaken = 0
-    /// MCU rows decoded, MCU rows turned into output rows, and output rows handed out.
+    /// MCU rows decoded, and the first output row of the MCU row being made.
     private var mcuRow = 0
-    private var emittedMCURows = 0
     private var outputRow = 0
 
     /// The decoder for `request`, or nil when the DC path does not apply (not progressive, not 1/8, CMYK, 12-bit,
@@ -151,27 +149,20 @@ final class ProgressiveDCDecoder: RowDecoder {
         // libjpeg-turbo scales a component by IDCT instead of upsampling when both its ratios to the largest
         // sampling are even (jdmaster.c); at 1/8 that is a 2x2 IDCT for 4:2:0 chroma.
         interpolated = frame.components.map { $0.horizontal * 2 == maxHorizontal && $0.vertical * 2 == frame.maxVertical }
-        rows = [UInt8](repeating: 0, count: frame.maxVertical * width * format.channelCount)
+        bands = TileBandReader(grid: TileGrid(imageSize: size, tileSize: Size(width: width, height: frame.maxVertical)),
+                               format: format, cropsWithinTiles: false, budget: request.budget,
+                               purpose: "a row of DC blocks", name: name)
     }
 
     deinit { storage.deallocate() }
 
-    func decodeRows(into target: UnsafeMutableRawPointer, bytesPerRow: Int, count: Int) throws {
-        try checkRows(from: outputRow, count: count, name: name)
-        let rowBytes = size.width * format.channelCount
-        for row in 0..<count {
-            if rowsTaken == rowsReady {
-                // Interpolated chroma needs the MCU rows above and below the one being emitted.
-                while mcuRow < min(emittedMCURows + 2, frame.mcusDown) { try decodeMCURow() }
-                emitRows(ofMCURow: emittedMCURows)
-                emittedMCURows += 1
-            }
-            rows.withUnsafeBytes { source in
-                (target + row * bytesPerRow).copyMemory(from: source.baseAddress! + rowsTaken * rowBytes, byteCount: rowBytes)
-            }
-            rowsTaken += 1
-            outputRow += 1
-        }
+    /// Makes the output rows of MCU row `row` (the only tile across) into `target`.
+    func decodeTile(column: Int, row: Int, columns: Range<Int>, into target: UnsafeMutableRawPointer,
+                    bytesPerRow: Int) throws {
+        outputRow = row * frame.maxVertical
+        // Interpolated chroma needs the MCU rows above and below the one being emitted.
+        while mcuRow < min(row + 2, frame.mcusDown) { try decodeMCURow() }
+        emitRows(ofMCURow: row, into: target, bytesPerRow: bytesPerRow)
     }
 
     // MARK: - Entropy decoding
@@ -265,28 +256,27 @@ final class ProgressiveDCDecoder: RowDecoder {
         }
     }
 
-    /// Makes the output rows of MCU row `row`; the rows above and below it are in `samples` too.
-    private func emitRows(ofMCURow row: Int) {
+    /// Makes the output rows of MCU row `row` into `target`, `bytesPerRow` apart; the rows above and below it
+    /// are in `samples` too.
+    private func emitRows(ofMCURow row: Int, into target: UnsafeMutableRawPointer, bytesPerRow: Int) {
         let width = size.width, channels = format.channelCount
-        rowsReady = min(frame.maxVertical, size.height - row * frame.maxVertical)
-        rowsTaken = 0
-        for local in 0..<rowsReady {
+        for local in 0..<min(frame.maxVertical, size.height - row * frame.maxVertical) {
             let y = row * frame.maxVertical + local
             for component in frame.components.indices {
                 if interpolated[component] { interpolate(component, outputRow: y) } else { replicate(component, outputRow: y) }
             }
-            let base = local * width * channels
-            rows.withUnsafeMutableBufferPointer { output in
+            let line = UnsafeMutableRawBufferPointer(start: target + local * bytesPerRow, count: width * channels)
+            line.withMemoryRebound(to: UInt8.self) { output in
                 switch transform {
                 case .gray:
                     let gray = upsampled[0]
-                    for x in 0..<width { output[base + x] = gray[x] }
+                    for x in 0..<width { output[x] = gray[x] }
                 case .rgb:
                     let red = upsampled[0], green = upsampled[1], blue = upsampled[2]
                     for x in 0..<width {
-                        output[base + 3 * x] = red[x]
-                        output[base + 3 * x + 1] = green[x]
-                        output[base + 3 * x + 2] = blue[x]
+                        output[3 * x] = red[x]
+                        output[3 * x + 1] = green[x]
+                        output[3 * x + 2] = blue[x]
                     }
                 case .ycbcr:
                     let lumaRow = upsampled[0], blueRow = upsampled[1], redRow = upsampled[2]
@@ -296,9 +286,9 @@ final class ProgressiveDCDecoder: RowDecoder {
                                 Self.greenFromCr.withUnsafeBufferPointer { greenFromCr in
                                     for x in 0..<width {
                                         let luma = Int(lumaRow[x]), blue = Int(blueRow[x]), red = Int(redRow[x])
-                                        output[base + 3 * x] = Self.clamp(luma + redFromCr[red])
-                                        output[base + 3 * x + 1] = Self.clamp(luma + (greenFromCb[blue] + greenFromCr[red]) >> 16)
-                                        output[base + 3 * x + 2] = Self.clamp(luma + blueFromCb[blue])
+                                        output[3 * x] = Self.clamp(luma + redFromCr[red])
+                                        output[3 * x + 1] = Self.clamp(luma + (greenFromCb[blue] + greenFromCr[red]) >> 16)
+                                        output[3 * x + 2] = Self.clamp(luma + blueFromCb[blue])
                                     }
                                 }
                             }

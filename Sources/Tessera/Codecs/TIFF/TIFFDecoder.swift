@@ -3,18 +3,15 @@ import CTIFF
 /// Decodes a TIFF page (or pyramid level) through libtiff, one row of strips or tiles at a time: memory is
 /// bounded by the restricted width times the strip or tile height, and only the strips and tiles that intersect
 /// the rows and columns asked for are read.
-final class TIFFDecoder: ImageDecoder {
+final class TIFFDecoder: ImageDecoder, TiledRowDecoder {
     let size: Size
     let format: PixelFormat
+    /// The strips (one across) or tiles, and the band of them being read.
+    let bands: TileBandReader
     private let file: TIFFFile
     private let layout: TIFFLayout
     private let converter: TIFFSampleConverter
     private let request: DecodeRequest
-    private var columns: Range<Int>
-    private var nextRow = 0
-    /// The decoded rows of one row of blocks (strip or tiles), restricted columns only, in `format`.
-    private var band: [UInt8] = []
-    private var bandIndex: Int?
     /// One block as libtiff decodes it, samples interleaved.
     private var block: [UInt8] = []
     /// The bytes of one decoded row of a block.
@@ -104,7 +101,10 @@ final class TIFFDecoder: ImageDecoder {
         self.converter = converter
         self.request = request
         self.size = layout.size
-        self.columns = 0..<layout.width
+        bands = TileBandReader(grid: TileGrid(imageSize: layout.size,
+                                              tileSize: Size(width: layout.blockWidth, height: layout.blockHeight)),
+                               format: format, cropsWithinTiles: true, budget: request.budget,
+                               purpose: "one row of TIFF strips or tiles", name: name)
         if usesRGBAInterface {
             blockRowBytes = layout.blockWidth * 4
             planeRowBytes = 0
@@ -124,82 +124,38 @@ final class TIFFDecoder: ImageDecoder {
         }
     }
 
-    // MARK: - Rows
+    // MARK: - Tiles
 
-    func restrictColumns(to columns: Range<Int>) throws -> Range<Int> {
-        try checkColumns(columns, name: file.name)
-        self.columns = columns
-        band = []
-        bandIndex = nil
-        return columns
-    }
-
-    func skipRows(_ count: Int) throws {
-        // Rows are addressed by block, so skipping is only moving the position: nothing above is decoded.
-        nextRow = min(size.height, nextRow + max(0, count))
-    }
-
-    func decodeRows(into rows: UnsafeMutableRawPointer, bytesPerRow: Int, count: Int) throws {
-        try checkRows(from: nextRow, count: count, name: file.name)
-        let rowBytes = columns.count * format.bytesPerPixel
-        var done = 0
-        while done < count {
-            let index = nextRow / layout.blockHeight
-            if bandIndex != index { try loadBand(index) }
-            let top = index * layout.blockHeight
-            let available = min(count - done, top + layout.blockHeight - nextRow)
-            band.withUnsafeBytes { band in
-                for row in 0..<available {
-                    rows.advanced(by: (done + row) * bytesPerRow)
-                        .copyMemory(from: band.baseAddress! + (nextRow - top + row) * rowBytes, byteCount: rowBytes)
+    /// Decodes the strip or tile (`column`, `row`) and converts the part under `columns` into `target`.
+    func decodeTile(column: Int, row: Int, columns: Range<Int>, into target: UnsafeMutableRawPointer,
+                    bytesPerRow: Int) throws {
+        let left = column * layout.blockWidth, top = row * layout.blockHeight
+        let rows = bands.grid.pixelRows(ofRow: row).count
+        if usesRGBAInterface {
+            try readRGBABlock(at: left, top)
+        } else if plane.isEmpty {
+            try block.withUnsafeMutableBytes { try readBlock(at: left, top, sample: 0, into: $0) }
+        } else {
+            for sample in 0..<layout.samplesPerPixel {
+                try plane.withUnsafeMutableBytes { try readBlock(at: left, top, sample: sample, into: $0) }
+                interleave(sample: sample, rows: rows)
+            }
+        }
+        let first = columns.lowerBound - left
+        block.withUnsafeBytes { block in
+            for line in 0..<rows {
+                let output = target + line * bytesPerRow
+                if usesRGBAInterface {
+                    // Tiles come full height and strips as many rows as they hold, either bottom-up.
+                    let stored = (layout.isTiled ? layout.blockHeight : rows) - 1 - line
+                    Self.dropAlpha(block.baseAddress! + stored * blockRowBytes + first * 4, count: columns.count,
+                                   into: output)
+                } else {
+                    converter.convert(block.baseAddress! + line * blockRowBytes, first: first, count: columns.count,
+                                      into: output)
                 }
             }
-            done += available
-            nextRow += available
         }
-    }
-
-    /// Decodes the blocks of block row `index` that intersect the restricted columns into `band`.
-    private func loadBand(_ index: Int) throws {
-        let top = index * layout.blockHeight
-        let rows = min(layout.blockHeight, size.height - top)
-        let pixelBytes = format.bytesPerPixel, bandRowBytes = columns.count * pixelBytes
-        if band.count != bandRowBytes * layout.blockHeight {
-            band = [UInt8](repeating: 0, count: bandRowBytes * layout.blockHeight)
-        }
-        bandIndex = nil
-        var left = columns.lowerBound / layout.blockWidth * layout.blockWidth
-        while left < columns.upperBound {
-            if usesRGBAInterface {
-                try readRGBABlock(at: left, top)
-            } else if plane.isEmpty {
-                try block.withUnsafeMutableBytes { try readBlock(at: left, top, sample: 0, into: $0) }
-            } else {
-                for sample in 0..<layout.samplesPerPixel {
-                    try plane.withUnsafeMutableBytes { try readBlock(at: left, top, sample: sample, into: $0) }
-                    interleave(sample: sample, rows: rows)
-                }
-            }
-            let from = max(left, columns.lowerBound), to = min(left + layout.blockWidth, columns.upperBound)
-            block.withUnsafeBytes { block in
-                band.withUnsafeMutableBytes { band in
-                    for row in 0..<rows {
-                        let target = band.baseAddress! + row * bandRowBytes + (from - columns.lowerBound) * pixelBytes
-                        if usesRGBAInterface {
-                            // Tiles come full height and strips as many rows as they hold, either bottom-up.
-                            let stored = (layout.isTiled ? layout.blockHeight : rows) - 1 - row
-                            Self.dropAlpha(block.baseAddress! + stored * blockRowBytes + (from - left) * 4,
-                                           count: to - from, into: target)
-                        } else {
-                            converter.convert(block.baseAddress! + row * blockRowBytes, first: from - left,
-                                              count: to - from, into: target)
-                        }
-                    }
-                }
-            }
-            left += layout.blockWidth
-        }
-        bandIndex = index
     }
 
     /// Reads the strip or tile holding pixel (`x`, `y`) through libtiff's RGBA interface into `block`.
