@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "TesseraServer", dependencies: ["Tessera", "CMicroHTTPD", "CServerShims"]),
         // The native viewer: an SDL2 window drawing TesseraTiling's tiles, one texture per tile.
         .target(name: "TesseraViewer", dependencies: ["TesseraTiling", "Tessera", "TesseraServer", "CSDL2"]),
-        .executableTarget(name: "tessera", dependencies: ["Tessera", "TesseraServer", "TesseraViewer"]),
+        .executableTarget(name: "tessera", dependencies: ["Tessera", "TesseraTiling", "TesseraServer", "TesseraViewer"]),
         // Replays a scripted pan-and-zoom trace through the tiling engine over a real Deep Zoom pyramid.
         .executableTarget(
             name: "TilingSimulation", dependencies: ["TesseraTiling", "Tessera"], path: "Benchmarks/TilingSimulation",
