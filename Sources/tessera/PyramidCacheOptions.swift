@@ -1,6 +1,7 @@
 import TesseraServer
 
-/// The options of the pyramid cache on disk where `serve` builds pyramidal TIFFs of large plain images.
+/// The options of the pyramid cache on disk where large plain images get a pyramidal TIFF, shared by `serve`
+/// and `view`.
 enum PyramidCacheOptions {
     static let folder = Option("cache", .text("DIR"), default: PyramidCache.defaultFolder,
                                "where pyramids of large plain images are built")

@@ -14,25 +14,22 @@ enum ViewCommand: Command {
             image (its http:// base URI or info.json). Drag or arrow keys pan; the wheel, a pinch or +/- zoom;
             a double click zooms in; 0 or Home fits the image; f toggles full screen; i shows the tile and memory
             overlay; q or Escape quits. A large image that is not a pyramid is read by regions while a pyramidal
-            TIFF of it is built in the pyramid cache, as 'tessera serve' does.
+            TIFF of it is built in the pyramid cache (--cache), as 'tessera serve' does.
             --script replays a JSON trace of view, pan, zoom, resize, wait, frames and screenshot steps, then
             exits, printing (or writing to --report) a JSON report of frame times and peak memory.
             """,
-        options: [size, memoryCache, script, report, software, threads, pyramidCache, noPyramidCache])
+        options: [size, memoryCache, script, report, software, threads] + PyramidCacheOptions.all,
+        renamed: ["pyramid-cache": PyramidCacheOptions.folder.name, "no-pyramid-cache": PyramidCacheOptions.off.name])
 
     private static let defaults = Viewer.Configuration()
     static let size = Option("size", .windowSize, default: defaults.windowSize, "window size in points")
-    static let memoryCache = Option("cache-size", .byteSize, default: defaults.cacheBytes,
+    static let memoryCache = Option("memory-cache", .byteSize, default: defaults.cacheBytes,
                                     "memory for decoded tiles and their textures")
     static let script = Option("script", ValueKind.text("FILE").optional, "replay this JSON trace, then exit")
     static let report = Option("report", ValueKind.text("FILE").optional,
                                "with --script: write the report here instead of standard output")
     static let software = Option(flag: "software", "draw with SDL's software renderer even when a GPU is available")
     static let threads = CommonOptions.threads("tiles decoded at once")
-    static let pyramidCache = Option("pyramid-cache", .text("DIR"), default: PyramidCache.defaultFolder,
-                                     "where pyramids of large plain images are built")
-    static let noPyramidCache = Option(flag: "no-pyramid-cache",
-                                       "read large plain images by regions only, building no pyramid")
 
     static func run(_ arguments: Arguments) throws {
         let target = try arguments.positionals(exactly: 1, "IMAGE, PYRAMID or URL")[0]
@@ -72,8 +69,8 @@ enum ViewCommand: Command {
         guard FileManager.default.fileExists(atPath: target) else {
             throw TesseraError.io(path: target, detail: "no such file")
         }
-        let pyramids = arguments[noPyramidCache] ? nil : try PyramidCache(folder: arguments[pyramidCache])
-        return try ImageFileSource(path: target, pyramids: pyramids, budget: arguments.budget)
+        return try ImageFileSource(path: target, pyramids: try PyramidCacheOptions.open(arguments),
+                                   budget: arguments.budget)
     }
 }
 
