@@ -53,6 +53,8 @@ let package = Package(
         .testTarget(name: "TesseraTilingTests", dependencies: ["TesseraTiling"]),
         .testTarget(name: "TesseraServerTests", dependencies: ["TesseraServer"]),
         .testTarget(name: "TesseraViewerTests", dependencies: ["TesseraViewer"]),
+        // The command line's option declarations, parser and help, tested inside the executable.
+        .testTarget(name: "TesseraCLITests", dependencies: ["tessera"]),
     ],
     swiftLanguageModes: [.v6]
 )
