@@ -5,7 +5,7 @@ import Tessera
 enum ResizeCommand: Command {
     static let spec = CommandSpec(
         name: "resize", usage: "resize IN OUT (--scale S | --size WxH) [--kernel NAME] [--linear] [options]",
-        summary: "resample an image by any scale or to an exact size (Lanczos3 by default), streaming",
+        summary: "resample an image by any scale or to an exact size with a chosen kernel, streaming",
         details: """
             --scale takes one factor or two (SX,SY); the output is round(side * factor) pixels.
             Alpha is premultiplied while filtering. Kernels: \(ResamplingKernel.all.map(\.name).joined(separator: ", ")).

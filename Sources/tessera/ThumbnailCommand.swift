@@ -7,11 +7,11 @@ import Tessera
 enum ThumbnailCommand: Command {
     static let spec = CommandSpec(
         name: "thumbnail", usage: "thumbnail IN... [-s SIZE] [-o PATTERN] [--crop MODE] [options]",
-        summary: "make thumbnails of many images: shrink-on-load, box shrink, then Lanczos3, upright",
+        summary: "make thumbnails of many images: shrink-on-load, box shrink, then a filtered reduction, upright",
         details: """
             SIZE is N (fits N x N), WxH, Wx or xH, optionally suffixed > (only shrink, the default), < (only
             enlarge) or ! (exactly WxH, distorting). PATTERN names each output: %s is the input's name without its
-            extension; a relative pattern is relative to the input's folder (default tn_%s.jpg, beside the input).
+            extension; a relative pattern is relative to the input's folder, so the default writes beside the input.
             """,
         options: [size, output, crop, kernel, linear, noRotate, embedded, threads] + EncodingOptions.standard.all)
 
