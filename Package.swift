@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "TesseraServer", dependencies: ["Tessera", "CMicroHTTPD", "CServerShims"]),
         // The native viewer: an SDL2 window drawing TesseraTiling's tiles, one texture per tile.
         .target(name: "TesseraViewer", dependencies: ["TesseraTiling", "Tessera", "TesseraServer", "CSDL2"]),
-        .executableTarget(name: "tessera", dependencies: ["Tessera", "TesseraServer", "TesseraViewer"]),
+        .executableTarget(name: "tessera", dependencies: ["Tessera", "TesseraTiling", "TesseraServer", "TesseraViewer"]),
         // Replays a scripted pan-and-zoom trace through the tiling engine over a real Deep Zoom pyramid.
         .executableTarget(
             name: "TilingSimulation", dependencies: ["TesseraTiling", "Tessera"], path: "Benchmarks/TilingSimulation",
@@ -53,6 +53,8 @@ let package = Package(
         .testTarget(name: "TesseraTilingTests", dependencies: ["TesseraTiling"]),
         .testTarget(name: "TesseraServerTests", dependencies: ["TesseraServer"]),
         .testTarget(name: "TesseraViewerTests", dependencies: ["TesseraViewer"]),
+        // The command line's option declarations, parser and help, tested inside the executable.
+        .testTarget(name: "TesseraCLITests", dependencies: ["tessera"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Frame times and memory of `tessera view` over a 2,000-frame pan-and-zoom trace, under Xvfb.
 
-    Benchmarks/view_benchmark.py [--size 100mp|quick] [--fps 60] [--cache-size 64M] [--markdown]
+    Benchmarks/view_benchmark.py [--size 100mp|quick] [--fps 60] [--memory-cache 64M] [--markdown]
 
 The image is the benchmark sample (a 100-megapixel JPEG), viewed as the pyramidal TIFF `tessera tile --layout tiff`
 makes of it (what `tessera view` builds in its pyramid cache for a large plain image), in a 1024 x 768 window.
@@ -54,15 +54,15 @@ def pyramid(size):
     return tiff, (width, height)
 
 
-def run(tiff, content, renderer, fps, cache_size, frames):
+def run(tiff, content, renderer, fps, memory_cache, frames):
     with tempfile.TemporaryDirectory() as folder:
         script = os.path.join(folder, "trace.json")
         with open(script, "w") as file:
             json.dump({"fps": fps, "steps": trace(frames, VIEW, content)}, file)
         report = os.path.join(folder, "report.json")
         command = ["xvfb-run", "-a", "-s", "-screen 0 1280x1024x24", TESSERA, "view", tiff, "--script", script,
-                   "--report", report, "--size", f"{VIEW[0]}x{VIEW[1]}", "--cache-size", cache_size,
-                   "--no-pyramid-cache"] + (["--software"] if renderer == "software" else [])
+                   "--report", report, "--size", f"{VIEW[0]}x{VIEW[1]}", "--memory-cache", memory_cache,
+                   "--no-cache"] + (["--software"] if renderer == "software" else [])
         subprocess.run(command, check=True)
         with open(report) as file:
             return json.load(file)
@@ -73,13 +73,13 @@ def main():
     parser.add_argument("--size", choices=["100mp", "quick"], default="100mp")
     parser.add_argument("--fps", type=float, default=60)
     parser.add_argument("--frames", type=int, default=2000)
-    parser.add_argument("--cache-size", default="64M")
+    parser.add_argument("--memory-cache", default="64M")
     parser.add_argument("--markdown", action="store_true")
     arguments = parser.parse_args()
     tiff, content = pyramid(arguments.size)
     rows = []
     for renderer in ["default", "software"]:
-        report = run(tiff, content, renderer, arguments.fps, arguments.cache_size, arguments.frames)
+        report = run(tiff, content, renderer, arguments.fps, arguments.memory_cache, arguments.frames)
         rows.append([report["renderer"], f"{report['frames']}", f"{report['frameTimeP50Milliseconds']:.2f}",
                      f"{report['frameTimeP99Milliseconds']:.2f}", f"{report['frameTimeMaxMilliseconds']:.1f}",
                      f"{report['peakCacheBytes'] / 2**20:.1f}", f"{report['peakTextureBytes'] / 2**20:.1f}",

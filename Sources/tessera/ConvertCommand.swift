@@ -7,12 +7,12 @@ enum ConvertCommand: Command {
         name: "convert", usage: "convert IN OUT [options]",
         summary: "convert an image to JPEG, PNG, WebP or TIFF (by OUT's extension), streaming, optionally reduced",
         details: "The output is written under a temporary name and renamed when complete.",
-        options: ReadFlags.options + EncodeFlags.options + EncodeFlags.tiffOptions)
+        options: ReadingOptions.all + EncodingOptions.standard.allWithTIFF)
 
     static func run(_ arguments: Arguments) throws {
         let paths = try arguments.positionals(exactly: 2, "IN and OUT")
-        let options = try EncodeFlags.parseWithTIFF(arguments)
-        let read = try ReadFlags.parse(arguments)
+        let options = EncodingOptions.standard.read(arguments)
+        let read = ReadingOptions.read(arguments)
         let format = try ImageWriter.format(forPath: paths[1])
         let source = try ImageSource(path: paths[0], budget: options.budget)
         try write(try source.makeReader(read), to: paths[1], format: format, options: options)

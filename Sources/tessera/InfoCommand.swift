@@ -8,10 +8,10 @@ enum InfoCommand: Command {
         name: "info", usage: "info FILE... [--json] [--verify]",
         summary: "show an image's size, pixel format and metadata without decoding it",
         details: "With several files, a file that cannot be read is reported and the rest are still shown.",
-        options: [
-            Option("json", "print JSON: an object for one file, an array for several"),
-            Option("verify", "decode every pixel too, to check that the file is intact"),
-        ])
+        options: [json, verify])
+
+    static let json = Option(flag: "json", "print JSON: an object for one file, an array for several")
+    static let verify = Option(flag: "verify", "decode every pixel too, to check that the file is intact")
 
     /// One file's report: its properties, or the error that stopped them being read.
     private struct Report: Encodable {
@@ -37,9 +37,9 @@ enum InfoCommand: Command {
     static func run(_ arguments: Arguments) throws {
         let paths = arguments.positionals
         guard !paths.isEmpty else { throw UsageError("expected at least one FILE") }
-        let budget = try arguments.budget()
-        let reports = paths.map { path in report(for: path, verify: arguments.flag("verify"), budget: budget) }
-        if arguments.flag("json") {
+        let budget = arguments.budget
+        let reports = paths.map { path in report(for: path, verify: arguments[verify], budget: budget) }
+        if arguments[json] {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             let data = reports.count == 1 ? try encoder.encode(reports[0]) : try encoder.encode(reports)

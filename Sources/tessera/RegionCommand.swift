@@ -1,3 +1,4 @@
+import Foundation
 import Tessera
 
 /// `tessera region`: writes a rectangle of an image, optionally reduced, decoding only what it covers
@@ -7,22 +8,28 @@ enum RegionCommand: Command {
         name: "region", usage: "region IN OUT --rect x,y,w,h [--scale 1/N] [options]",
         summary: "extract a rectangle of an image, optionally reduced, decoding only what it needs",
         details: "The rectangle is in full-resolution pixels; --scale 1/N reduces it (N a whole number).",
-        options: [Option("rect", value: "x,y,w,h", "the rectangle to extract, in pixels (required)")]
-            + ReadFlags.options + EncodeFlags.options + EncodeFlags.tiffOptions)
+        options: [rect] + ReadingOptions.all + EncodingOptions.standard.allWithTIFF)
+
+    static let rect = Option("rect", .rect, default: .required, "the rectangle to extract, in pixels")
 
     static func run(_ arguments: Arguments) throws {
         let paths = try arguments.positionals(exactly: 2, "IN and OUT")
-        guard let rectText = arguments.value("rect") else { throw UsageError("--rect x,y,w,h is required") }
-        let numbers = rectText.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-        guard numbers.count == 4, numbers[0] >= 0, numbers[1] >= 0, numbers[2] > 0, numbers[3] > 0 else {
-            throw UsageError("--rect must be x,y,w,h with x, y >= 0 and w, h > 0, not '\(rectText)'")
-        }
-        let options = try EncodeFlags.parseWithTIFF(arguments)
-        let region = Rect(x: numbers[0], y: numbers[1], width: numbers[2], height: numbers[3])
-        let read = try ReadFlags.parse(arguments, region: region)
+        let options = EncodingOptions.standard.read(arguments)
+        let read = ReadingOptions.read(arguments, region: arguments[rect])
         let format = try ImageWriter.format(forPath: paths[1])
         let source = try ImageSource(path: paths[0], budget: options.budget)
         let reader = try source.makeReader(read)
         try ConvertCommand.write(reader, to: paths[1], format: format, options: options)
+    }
+}
+
+extension ValueKind where Value == Rect {
+    /// A rectangle in pixels written `x,y,w,h`, with x, y >= 0 and w, h > 0.
+    static var rect: Self {
+        ValueKind(placeholder: "x,y,w,h", requirement: "be x,y,w,h with x, y >= 0 and w, h > 0", read: { text in
+            let numbers = text.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            guard numbers.count == 4, numbers[0] >= 0, numbers[1] >= 0, numbers[2] > 0, numbers[3] > 0 else { return nil }
+            return Rect(x: numbers[0], y: numbers[1], width: numbers[2], height: numbers[3])
+        }, show: { "\($0.x),\($0.y),\($0.width),\($0.height)" })
     }
 }

@@ -5,22 +5,24 @@ import Tessera
 enum ResizeCommand: Command {
     static let spec = CommandSpec(
         name: "resize", usage: "resize IN OUT (--scale S | --size WxH) [--kernel NAME] [--linear] [options]",
-        summary: "resample an image by any scale or to an exact size (Lanczos3 by default), streaming",
+        summary: "resample an image by any scale or to an exact size with a chosen kernel, streaming",
         details: """
             --scale takes one factor or two (SX,SY); the output is round(side * factor) pixels.
             Alpha is premultiplied while filtering. Kernels: \(ResamplingKernel.all.map(\.name).joined(separator: ", ")).
             """,
-        options: [
-            Option("scale", value: "S[,SY]", "scale factor, such as 0.37 or 2 (x and y may differ: 0.5,0.25)"),
-            Option("size", value: "WxH", "exact output size in pixels (the aspect ratio may change)"),
-            Option("kernel", value: "NAME", "resampling kernel (default lanczos3; bicubic is catmullrom)"),
-            Option("linear", "filter in linear light (sRGB decoded first, encoded after)"),
-        ] + EncodeFlags.options + EncodeFlags.tiffOptions)
+        options: [scale, size, kernel, linear] + EncodingOptions.standard.allWithTIFF)
+
+    static let scale = Option("scale", ValueKind.scaleFactors.optional,
+                              "scale factor, such as 0.37 or 2 (x and y may differ: 0.5,0.25)")
+    static let size = Option("size", ValueKind.pixelSize.optional,
+                             "exact output size in pixels (the aspect ratio may change)")
+    static let kernel = Option("kernel", .kernel, default: .lanczos3, "resampling kernel; bicubic is catmullrom")
+    static let linear = Option(flag: "linear", "filter in linear light (sRGB decoded first, encoded after)")
 
     static func run(_ arguments: Arguments) throws {
         let paths = try arguments.positionals(exactly: 2, "IN and OUT")
-        let options = try EncodeFlags.parseWithTIFF(arguments)
-        let resampling = ResamplingReader.Options(kernel: try kernel(arguments), linearLight: arguments.flag("linear"))
+        let options = EncodingOptions.standard.read(arguments)
+        let resampling = ResamplingReader.Options(kernel: arguments[kernel], linearLight: arguments[linear])
         let format = try ImageWriter.format(forPath: paths[1])
         let source = try ImageSource(path: paths[0], budget: options.budget)
         let size = try outputSize(arguments, source: source.properties.size)
@@ -30,34 +32,54 @@ enum ResizeCommand: Command {
         try ConvertCommand.write(reader, to: paths[1], format: format, options: options)
     }
 
-    /// The kernel named by `--kernel`, Lanczos3 by default; shared with `thumbnail`.
-    static func kernel(_ arguments: Arguments) throws -> ResamplingKernel {
-        guard let name = arguments.value("kernel") else { return .lanczos3 }
-        guard let kernel = ResamplingKernel(named: name) else {
-            throw UsageError("--kernel must be one of \(ResamplingKernel.all.map(\.name).joined(separator: ", ")), not '\(name)'")
-        }
-        return kernel
-    }
-
     private static func outputSize(_ arguments: Arguments, source: Size) throws -> Size {
-        switch (arguments.value("scale"), arguments.value("size")) {
-        case let (scale?, nil):
-            let factors = scale.split(separator: ",").compactMap { Double($0) }
-            guard (1...2).contains(factors.count), factors.count == scale.split(separator: ",").count,
-                  factors.allSatisfy({ $0 > 0 && $0 <= 1000 }) else {
-                throw UsageError("--scale must be a positive number or two (SX,SY), not '\(scale)'")
-            }
-            let sx = factors[0], sy = factors.last!
-            return Size(width: max(1, Int((Double(source.width) * sx).rounded())),
-                        height: max(1, Int((Double(source.height) * sy).rounded())))
+        switch (arguments[scale], arguments[size]) {
+        case let (factors?, nil):
+            return Size(width: max(1, Int((Double(source.width) * factors.x).rounded())),
+                        height: max(1, Int((Double(source.height) * factors.y).rounded())))
         case let (nil, size?):
-            let parts = size.split(separator: "x").compactMap { Int($0) }
-            guard parts.count == 2, parts.allSatisfy({ $0 > 0 && $0 <= 1 << 24 }) else {
-                throw UsageError("--size must be WxH in pixels, such as 800x600, not '\(size)'")
-            }
-            return Size(width: parts[0], height: parts[1])
+            return size
         default:
             throw UsageError("give either --scale or --size")
         }
+    }
+}
+
+/// A resize's factors along x and y.
+struct ScaleFactors: Sendable {
+    let x: Double
+    let y: Double
+}
+
+extension ValueKind where Value == ScaleFactors {
+    /// One positive factor up to 1000, or two written SX,SY.
+    static var scaleFactors: Self {
+        ValueKind(placeholder: "S[,SY]", requirement: "be a positive number or two (SX,SY)", read: { text in
+            let parts = text.split(separator: ",")
+            let factors = parts.compactMap { Double($0) }
+            guard (1...2).contains(factors.count), factors.count == parts.count,
+                  factors.allSatisfy({ $0 > 0 && $0 <= 1000 }) else { return nil }
+            return ScaleFactors(x: factors[0], y: factors[factors.count - 1])
+        }, show: { $0.x == $0.y ? "\($0.x)" : "\($0.x),\($0.y)" })
+    }
+}
+
+extension ValueKind where Value == Size {
+    /// An exact size in pixels written WxH.
+    static var pixelSize: Self {
+        ValueKind(placeholder: "WxH", requirement: "be WxH in pixels, such as 800x600", read: { text in
+            let parts = text.split(separator: "x").compactMap { Int($0) }
+            guard parts.count == 2, parts.allSatisfy({ $0 > 0 && $0 <= 1 << 24 }) else { return nil }
+            return Size(width: parts[0], height: parts[1])
+        }, show: { "\($0.width)x\($0.height)" })
+    }
+}
+
+extension ValueKind where Value == ResamplingKernel {
+    /// A resampling kernel by name (`bicubic` is `catmullrom`), as `resize` and `thumbnail` take it.
+    static var kernel: Self {
+        let names = ResamplingKernel.all.map(\.name)
+        return ValueKind(placeholder: "NAME", requirement: "be one of \(names.joined(separator: ", "))",
+                         read: { ResamplingKernel(named: $0) }, show: { $0.name })
     }
 }

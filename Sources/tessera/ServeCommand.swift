@@ -19,31 +19,24 @@ enum ServeCommand: Command {
             GET /stream/{identifier}/{size} sends the image, its longer side at most size pixels (or max), as a
             progressive JPEG while it is encoded (chunked): its first scans arrive before the last is encoded.
             """,
-        options: [
-            Option("port", value: "N", "TCP port (default 8000; 0 picks a free one)"),
-            Option("host", value: "ADDRESS", "IPv4 address to listen on (default 127.0.0.1)"),
-            Option("prefix", value: "PATH", "URL path before identifiers (default /iiif)"),
-            Option("threads", value: "N", "request threads (default: two per core)"),
-            Option("cache", value: "DIR", "where pyramids of large plain images are built (default ~/.cache/tessera)"),
-            Option("cache-size", value: "SIZE", "most space the cached pyramids take (default 8G)"),
-            Option("no-cache", "serve every image as it is, building no pyramids"),
-            Option("web", value: "DIR", "the viewer's files (default: the Web/ folder found from the executable up)"),
-            Option("quiet", "no log line per request"),
-        ])
+        options: [port, host, prefix, threads] + PyramidCacheOptions.all + [web, quiet])
+
+    static let port = Option("port", .integer(in: 0...65_535), default: defaultPort, "TCP port; 0 picks a free one")
+    /// The port unless `--port` says otherwise; `tile --layout iiif` writes ids for it.
+    static let defaultPort = 8000
+    static let host = Option("host", .text("ADDRESS"), default: "127.0.0.1", "IPv4 address to listen on")
+    static let prefix = Option("prefix", .urlPrefix, default: IIIFService.Configuration().prefix,
+                               "URL path before identifiers")
+    static let threads = CommonOptions.threads("request threads", perCore: 2, upTo: 1024)
+    static let web = Option("web", ValueKind.text("DIR").optional,
+                            default: .described("the Web/ folder found from the executable up", nil), "the viewer's files")
+    static let quiet = Option(flag: "quiet", "no log line per request")
 
     static func run(_ arguments: Arguments) throws {
         let paths = try arguments.positionals(exactly: 1, "PATH")
         var configuration = IIIFService.Configuration()
-        if let prefix = arguments.value("prefix") {
-            guard prefix.hasPrefix("/"), !prefix.hasSuffix("/") || prefix == "/" else {
-                throw UsageError("--prefix must start with / and not end with one, not '\(prefix)'")
-            }
-            configuration.prefix = prefix == "/" ? "" : prefix
-        }
-        if !arguments.flag("no-cache") {
-            configuration.cache = try PyramidCache(folder: arguments.value("cache") ?? PyramidCache.defaultFolder,
-                                                   limit: try arguments.byteSize("cache-size") ?? 8 << 30)
-        }
+        configuration.prefix = arguments[prefix] == "/" ? "" : arguments[prefix]
+        configuration.cache = try PyramidCacheOptions.open(arguments)
         let catalog: ImageCatalog
         do {
             catalog = try ImageCatalog(path: paths[0])
@@ -51,7 +44,7 @@ enum ServeCommand: Command {
             throw TesseraError.io(path: paths[0], detail: "no such file or folder")
         }
         let site = Site(service: IIIFService(catalog: catalog, configuration: configuration), viewer: try viewer(arguments))
-        let quiet = arguments.flag("quiet")
+        let quiet = arguments[Self.quiet]
         let server = HTTPServer { request in
             let start = DispatchTime.now()
             let response = site.handle(request)
@@ -62,10 +55,8 @@ enum ServeCommand: Command {
             }
             return response
         }
-        let host = arguments.value("host") ?? "127.0.0.1"
-        let threads = try arguments.integer("threads", in: 1...1024) ?? 2 * ProcessInfo.processInfo.activeProcessorCount
-        try server.start(address: host, port: UInt16(try arguments.integer("port", in: 0...65_535) ?? 8000),
-                         threads: threads)
+        let host = arguments[Self.host]
+        try server.start(address: host, port: UInt16(arguments[port]), threads: arguments[threads])
         let stopped = DispatchSemaphore(value: 0)
         Interruption.shared.onInterrupt { _ in stopped.signal() }
         let count = catalog.identifiers().count
@@ -80,7 +71,7 @@ enum ServeCommand: Command {
     /// The viewer's files: `--web DIR` (which must hold them), else the `Web/` folder found from the executable up,
     /// else none, with a warning, and the server runs without its viewer.
     private static func viewer(_ arguments: Arguments) throws -> ViewerAssets? {
-        if let folder = arguments.value("web") { return try ViewerAssets(folder: folder) }
+        if let folder = arguments[web] { return try ViewerAssets(folder: folder) }
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]
         if let folder = ViewerAssets.locate(from: executable), let viewer = try? ViewerAssets(folder: folder) {
@@ -89,5 +80,14 @@ enum ServeCommand: Command {
         let warning = "tessera serve: no Web/ folder found from \(executable) up, so /view/ is off; pass --web DIR\n"
         FileHandle.standardError.write(Data(warning.utf8))
         return nil
+    }
+}
+
+extension ValueKind where Value == String {
+    /// A URL path that starts with / and does not end with one (or is just /).
+    static var urlPrefix: Self {
+        ValueKind(placeholder: "PATH", requirement: "start with / and not end with one", read: { text in
+            text.hasPrefix("/") && (!text.hasSuffix("/") || text == "/") ? text : nil
+        }, show: { $0 })
     }
 }

@@ -7,34 +7,40 @@ import Tessera
 enum ThumbnailCommand: Command {
     static let spec = CommandSpec(
         name: "thumbnail", usage: "thumbnail IN... [-s SIZE] [-o PATTERN] [--crop MODE] [options]",
-        summary: "make thumbnails of many images: shrink-on-load, box shrink, then Lanczos3, upright",
+        summary: "make thumbnails of many images: shrink-on-load, box shrink, then a filtered reduction, upright",
         details: """
             SIZE is N (fits N x N), WxH, Wx or xH, optionally suffixed > (only shrink, the default), < (only
             enlarge) or ! (exactly WxH, distorting). PATTERN names each output: %s is the input's name without its
-            extension; a relative pattern is relative to the input's folder (default tn_%s.jpg, beside the input).
+            extension; a relative pattern is relative to the input's folder, so the default writes beside the input.
             """,
-        options: [
-            Option("size", short: "s", value: "SIZE", "the box to fit (default 128)"),
-            Option("output", short: "o", value: "PATTERN", "output name, %s = input name (default tn_%s.jpg)"),
-            Option("crop", value: "MODE", "fill the box and crop: centre, attention (most edges) or entropy"),
-            Option("kernel", value: "NAME", "kernel for the last reduction (default lanczos3)"),
-            Option("linear", "filter in linear light"),
-            Option("no-rotate", "keep the stored orientation instead of applying the EXIF orientation"),
-            Option("embedded", "use a JPEG's EXIF thumbnail when it is large enough"),
-            Option("threads", value: "N", "images processed at once (default: one per core)"),
-        ] + EncodeFlags.options)
+        options: [size, output, crop, kernel, linear, noRotate, embedded, threads] + EncodingOptions.standard.all)
+
+    static let size = Option("size", short: "s", .thumbnailSize, default: ThumbnailSize(width: 128, height: 128),
+                             "the box to fit")
+    static let output = Option("output", short: "o", .text("PATTERN"), default: "tn_%s.jpg",
+                               "output name, %s = input name")
+    static let crop = Option("crop", .choice([("centre", .centre), ("attention", .attention), ("entropy", .entropy)],
+                                             aliases: [("center", .centre)], placeholder: "MODE"),
+                             default: ThumbnailCrop.none,
+                             "fill the box and crop: attention keeps the most edges, entropy the most varied tones")
+    static let kernel = Option("kernel", .kernel, default: .lanczos3, "kernel for the last reduction")
+    static let linear = Option(flag: "linear", "filter in linear light")
+    static let noRotate = Option(flag: "no-rotate",
+                                 "keep the stored orientation instead of applying the EXIF orientation")
+    static let embedded = Option(flag: "embedded", "use a JPEG's EXIF thumbnail when it is large enough")
+    static let threads = CommonOptions.threads("images processed at once")
 
     static func run(_ arguments: Arguments) throws {
         let inputs = arguments.positionals
         guard !inputs.isEmpty else { throw UsageError("expected at least one input image") }
-        let encoding = try EncodeFlags.parse(arguments)
-        let pattern = arguments.value("output") ?? "tn_%s.jpg"
+        let encoding = EncodingOptions.standard.read(arguments)
+        let pattern = arguments[output]
         guard pattern.contains("%s") || inputs.count == 1 else {
             throw UsageError("--output needs %s when there are several inputs, or they would overwrite each other")
         }
         _ = try ImageWriter.format(forPath: pattern)
         let thumbnailer = Thumbnailer(options: try options(arguments, budget: encoding.budget))
-        let threads = try arguments.integer("threads", in: 1...256) ?? ProcessInfo.processInfo.activeProcessorCount
+        let threads = arguments[Self.threads]
         let next = Atomic(0), failures = Atomic(0)
         DispatchQueue.concurrentPerform(iterations: min(threads, inputs.count)) { _ in
             while true {
@@ -58,24 +64,13 @@ enum ThumbnailCommand: Command {
     }
 
     private static func options(_ arguments: Arguments, budget: MemoryBudget) throws -> Thumbnailer.Options {
-        let size: ThumbnailSize
-        do {
-            size = try ThumbnailSize(parsing: arguments.value("size") ?? "128")
-        } catch let error as TesseraError {
-            throw UsageError("--size: \(error)")
-        }
-        let crop: ThumbnailCrop = switch try arguments.choice("crop", from: ["centre", "center", "attention", "entropy"]) {
-        case "centre", "center": .centre
-        case "attention": .attention
-        case "entropy": .entropy
-        default: .none
-        }
+        let size = arguments[Self.size], crop = arguments[Self.crop]
         if crop != .none && (size.width == nil || size.height == nil) {
             throw UsageError("--crop needs both a width and a height in --size, such as 200x200")
         }
-        return Thumbnailer.Options(size: size, kernel: try ResizeCommand.kernel(arguments),
-                                   linearLight: arguments.flag("linear"), appliesOrientation: !arguments.flag("no-rotate"),
-                                   crop: crop, usesEmbeddedThumbnail: arguments.flag("embedded"), budget: budget)
+        return Thumbnailer.Options(size: size, kernel: arguments[kernel], linearLight: arguments[linear],
+                                   appliesOrientation: !arguments[noRotate], crop: crop,
+                                   usesEmbeddedThumbnail: arguments[embedded], budget: budget)
     }
 
     /// The output path for `input`: `%s` replaced by its name without extension, relative to its folder unless
@@ -86,5 +81,13 @@ enum ThumbnailCommand: Command {
         if file.hasPrefix("/") { return file }
         let folder = (input as NSString).deletingLastPathComponent
         return folder.isEmpty ? file : folder + "/" + file
+    }
+}
+
+extension ValueKind where Value == ThumbnailSize {
+    /// A thumbnail's box: N, WxH, Wx or xH, optionally suffixed >, < or !.
+    static var thumbnailSize: Self {
+        ValueKind(placeholder: "SIZE", requirement: "be N, WxH, Wx or xH with positive whole numbers",
+                  read: { try? ThumbnailSize(parsing: $0) }, show: { $0.description })
     }
 }

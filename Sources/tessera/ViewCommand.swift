@@ -1,6 +1,7 @@
 import Foundation
 import Tessera
 import TesseraServer
+import TesseraTiling
 import TesseraViewer
 
 /// `tessera view`: the native viewer, an SDL2 window on a pyramid, an image or a IIIF server.
@@ -13,39 +14,33 @@ enum ViewCommand: Command {
             image (its http:// base URI or info.json). Drag or arrow keys pan; the wheel, a pinch or +/- zoom;
             a double click zooms in; 0 or Home fits the image; f toggles full screen; i shows the tile and memory
             overlay; q or Escape quits. A large image that is not a pyramid is read by regions while a pyramidal
-            TIFF of it is built in the pyramid cache, as 'tessera serve' does.
+            TIFF of it is built in the pyramid cache (--cache), as 'tessera serve' does.
             --script replays a JSON trace of view, pan, zoom, resize, wait, frames and screenshot steps, then
             exits, printing (or writing to --report) a JSON report of frame times and peak memory.
             """,
-        options: [
-            Option("size", value: "WxH", "window size in points (default 1024x768)"),
-            Option("cache-size", value: "SIZE", "memory for decoded tiles and their textures (default 256M)"),
-            Option("script", value: "FILE", "replay this JSON trace, then exit"),
-            Option("report", value: "FILE", "with --script: write the report here instead of standard output"),
-            Option("software", "draw with SDL's software renderer even when a GPU is available"),
-            Option("threads", value: "N", "tiles decoded at once (default: the core count)"),
-            Option("pyramid-cache", value: "DIR",
-                   "where pyramids of large plain images are built (default ~/.cache/tessera)"),
-            Option("no-pyramid-cache", "read large plain images by regions only, building no pyramid"),
-        ])
+        options: [size, memoryCache, script, report, software, threads] + PyramidCacheOptions.all,
+        renamed: ["pyramid-cache": PyramidCacheOptions.folder.name, "no-pyramid-cache": PyramidCacheOptions.off.name])
+
+    private static let defaults = Viewer.Configuration()
+    static let size = Option("size", .windowSize, default: defaults.windowSize, "window size in points")
+    static let memoryCache = Option("memory-cache", .byteSize, default: defaults.cacheBytes,
+                                    "memory for decoded tiles and their textures")
+    static let script = Option("script", ValueKind.text("FILE").optional, "replay this JSON trace, then exit")
+    static let report = Option("report", ValueKind.text("FILE").optional,
+                               "with --script: write the report here instead of standard output")
+    static let software = Option(flag: "software", "draw with SDL's software renderer even when a GPU is available")
+    static let threads = CommonOptions.threads("tiles decoded at once")
 
     static func run(_ arguments: Arguments) throws {
         let target = try arguments.positionals(exactly: 1, "IMAGE, PYRAMID or URL")[0]
         var configuration = Viewer.Configuration()
-        if let text = arguments.value("size") {
-            let parts = text.lowercased().split(separator: "x")
-            guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]),
-                (64...16_384).contains(width), (64...16_384).contains(height)
-            else { throw UsageError("--size must be WxH with sides from 64 to 16384, not '\(text)'") }
-            configuration.windowSize = .init(width: width, height: height)
-        }
-        configuration.cacheBytes = try arguments.byteSize("cache-size") ?? configuration.cacheBytes
-        configuration.software = arguments.flag("software")
-        configuration.concurrency = try arguments.integer("threads", in: 1...256)
-            ?? ProcessInfo.processInfo.activeProcessorCount
+        configuration.windowSize = arguments[size]
+        configuration.cacheBytes = arguments[memoryCache]
+        configuration.software = arguments[software]
+        configuration.concurrency = arguments[threads]
         configuration.title = "\(target) - tessera view"
-        let script = try arguments.value("script").map(ViewerScript.init(path:))
-        if arguments.value("report") != nil && script == nil { throw UsageError("--report needs --script") }
+        let script = try arguments[Self.script].map(ViewerScript.init(path:))
+        if arguments[report] != nil && script == nil { throw UsageError("--report needs --script") }
 
         let source = try openSource(target, arguments: arguments)
         let viewer = try Viewer(source: source, configuration: configuration)
@@ -56,7 +51,7 @@ enum ViewCommand: Command {
             return
         }
         let report = try viewer.run(script: script).json()
-        if let path = arguments.value("report") {
+        if let path = arguments[Self.report] {
             guard FileManager.default.createFile(atPath: path, contents: report) else {
                 throw TesseraError.io(path: path, detail: "cannot write the report")
             }
@@ -74,10 +69,19 @@ enum ViewCommand: Command {
         guard FileManager.default.fileExists(atPath: target) else {
             throw TesseraError.io(path: target, detail: "no such file")
         }
-        var pyramids: PyramidCache?
-        if !arguments.flag("no-pyramid-cache") {
-            pyramids = try PyramidCache(folder: arguments.value("pyramid-cache") ?? PyramidCache.defaultFolder)
-        }
-        return try ImageFileSource(path: target, pyramids: pyramids, budget: try arguments.budget())
+        return try ImageFileSource(path: target, pyramids: try PyramidCacheOptions.open(arguments),
+                                   budget: arguments.budget)
+    }
+}
+
+extension ValueKind where Value == PixelSize {
+    /// A window size in points written WxH, each side from 64 to 16384.
+    static var windowSize: Self {
+        ValueKind(placeholder: "WxH", requirement: "be WxH with sides from 64 to 16384", read: { text in
+            let parts = text.lowercased().split(separator: "x")
+            guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]),
+                  (64...16_384).contains(width), (64...16_384).contains(height) else { return nil }
+            return PixelSize(width: width, height: height)
+        }, show: { "\($0.width)x\($0.height)" })
     }
 }

@@ -51,11 +51,11 @@ func handleSignals() -> [any DispatchSourceSignal] {
     defer { signalSources.forEach { $0.cancel() } }
     do {
         let parsed = try Arguments(Array(arguments.dropFirst()), spec: command.spec)
-        if parsed.flag("help") {
+        if parsed[CommonOptions.help] {
             print(command.spec.help)
             return .success
         }
-        defer { if parsed.flag("stats") { stats.report() } }
+        defer { if parsed[CommonOptions.stats] { stats.report() } }
         try command.run(parsed)
         return .success
     } catch let error as UsageError {

@@ -6,7 +6,27 @@ import pytest
 
 from conftest import photo, run, write_png
 
-COMMANDS = ["info", "convert", "region"]
+COMMANDS = ["info", "convert", "region", "resize", "thumbnail", "tile", "serve", "view"]
+
+# What each command's help must show: its own options' defaults and accepted values, rendered from the declarations.
+HELP_DEFAULTS = {
+    "info": ["--json", "--verify"],
+    "convert": ["(1-100; default 85)", "(default 1)", "(0-65535; default 0)", "(default 420)", "(0-9; default 6)",
+                "(default: the input's)", "(default ffffff)", "(none, deflate, lzw, jpeg or webp; default deflate)"],
+    "region": ["in pixels (required)", "(1-100; default 85)", "(default 1)", "; default deflate)"],
+    "resize": ["(default lanczos3)", "(1-100; default 85)", "; default deflate)"],
+    "thumbnail": ["(default 128>)", "(default tn_%s.jpg)", "(centre, attention or entropy)", "(default lanczos3)",
+                  "(1-256; default: one per core)", "(1-100; default 85)"],
+    "tile": ["(dz, zoomify, xyz, iiif, grid or tiff; default dz)", "(1-8192; default: dz 254, iiif 512, others 256)",
+             "(0-4096; default: dz 1, others 0)", "(onepixel, onetile or one; default: dz onepixel, grid one, others onetile)",
+             "--format jpg|png|webp", "(default jpg)", "(default pages)", "(default dir)",
+             "(default: http://localhost:8000/ and OUT's name)", "(1-256; default: one per core)",
+             "(1-100; default 75)"],
+    "serve": ["(0-65535; default 8000)", "(default 127.0.0.1)", "(default /iiif)", "(1-1024; default: 2 per core)",
+              "--cache DIR", "--cache-size SIZE", "(default 8G)", "--no-cache"],
+    "view": ["(default 1024x768)", "--memory-cache SIZE", "(default 256M)", "(1-256; default: one per core)",
+             "--cache DIR", "--cache-size SIZE", "(default 8G)", "--no-cache"],
+}
 
 
 def test_tool_help_lists_every_command(tessera):
@@ -17,11 +37,27 @@ def test_tool_help_lists_every_command(tessera):
 
 
 @pytest.mark.parametrize("command", COMMANDS)
-def test_every_command_has_help(tessera, command):
-    result = run(tessera, command, "--help")
-    assert result.returncode == 0
-    assert result.stdout.startswith(f"usage: tessera {command}")
-    assert "--stats" in result.stdout
+def test_every_command_has_help_with_its_defaults(tessera, command):
+    for flag in ["--help", "-h"]:
+        result = run(tessera, command, flag)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.startswith(f"usage: tessera {command}")
+        for common in ["--stats", "--memory-limit SIZE", "(default 1G)", "-h, --help"]:
+            assert common in result.stdout
+        for shown in HELP_DEFAULTS[command]:
+            assert shown in result.stdout, shown
+
+
+def test_help_is_shown_even_when_a_required_option_is_missing(tessera):
+    result = run(tessera, "region", "--help")
+    assert result.returncode == 0 and "--rect x,y,w,h" in result.stdout
+
+
+@pytest.mark.parametrize("old, new", [("--pyramid-cache", "--cache"), ("--no-pyramid-cache", "--no-cache")])
+def test_view_refuses_the_old_cache_names_with_the_new_ones(tessera, tmp_path, old, new):
+    result = run(tessera, "view", tmp_path / "x.png", old, *([tmp_path] if old == "--pyramid-cache" else []))
+    assert result.returncode == 2
+    assert f"{old} is now {new}" in result.stderr.splitlines()[0]
 
 
 def test_version(tessera):
@@ -31,7 +67,10 @@ def test_version(tessera):
 
 @pytest.mark.parametrize("args", [["nonsense"], ["convert", "only-one"], ["info", "--bogus", "x"],
                                   ["convert", "a.png", "b.png", "-Q", "500"], ["region", "a.png", "b.png"],
-                                  ["region", "a.png", "b.png", "--rect", "1,2,3"], ["convert", "a", "b", "--scale", "2/3"]])
+                                  ["region", "a.png", "b.png", "--rect", "1,2,3"], ["convert", "a", "b", "--scale", "2/3"],
+                                  ["tile", "a", "b", "--layout", "nope"], ["serve", ".", "--port", "70000"],
+                                  ["view", "x", "--size", "10x10"], ["thumbnail", "a", "--threads", "0"],
+                                  ["resize", "a", "b", "--scale", "-1"], ["convert", "a", "b", "--quality"]])
 def test_usage_errors_exit_with_status_2(tessera, args):
     result = run(tessera, *args)
     assert result.returncode == 2

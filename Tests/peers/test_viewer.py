@@ -27,7 +27,7 @@ def view(tessera, target, steps, tmp_path, *options, size=VIEW):
     script.write_text(json.dumps(steps))
     report = tmp_path / "report.json"
     result = run("xvfb-run", "-a", "-s", "-screen 0 1280x1024x24", tessera, "view", target, "--script", script,
-                 "--report", report, "--size", f"{size[0]}x{size[1]}", "--no-pyramid-cache", *options, timeout=120)
+                 "--report", report, "--size", f"{size[0]}x{size[1]}", "--no-cache", *options, timeout=120)
     assert result.returncode == 0, result.stderr
     return json.loads(report.read_text())
 
@@ -100,7 +100,7 @@ def test_memory_stays_within_the_cache_budget_over_2000_frames(tessera, tmp_path
     # A small window keeps 2,000 software-rendered frames quick; the budget is a few screens of tiles.
     budget, size = 8 << 20, (320, 240)
     report = view(tessera, image, trace(2000, size, (4096, 3072)), tmp_path, "--software",
-                  "--cache-size", str(budget), size=size)
+                  "--memory-cache", str(budget), size=size)
     assert report["frames"] >= 2000
     assert report["tilesMade"] > 100
     assert report["peakCacheBytes"] > budget // 2, "the trace should fill the cache and make it evict"

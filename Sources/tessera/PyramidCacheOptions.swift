@@ -1,0 +1,18 @@
+import TesseraServer
+
+/// The options of the pyramid cache on disk where large plain images get a pyramidal TIFF, shared by `serve`
+/// and `view`.
+enum PyramidCacheOptions {
+    static let folder = Option("cache", .text("DIR"), default: PyramidCache.defaultFolder,
+                               "where pyramids of large plain images are built")
+    static let size = Option("cache-size", .byteSize, default: 8 << 30, "most space the cached pyramids take on disk")
+    static let off = Option(flag: "no-cache", "build no pyramids: read large plain images by regions only")
+
+    static let all: [any OptionDeclaration] = [folder, size, off]
+
+    /// The cache the options ask for, or nil with `--no-cache`.
+    static func open(_ arguments: Arguments) throws -> PyramidCache? {
+        if arguments[off] { return nil }
+        return try PyramidCache(folder: arguments[folder], limit: arguments[size])
+    }
+}
