@@ -39,7 +39,7 @@ let package = Package(
         // The IIIF Image API server over libmicrohttpd.
         .target(name: "TesseraServer", dependencies: ["Tessera", "CMicroHTTPD", "CServerShims"]),
         // The native viewer: an SDL2 window drawing TesseraTiling's tiles, one texture per tile.
-        .target(name: "TesseraViewer", dependencies: ["TesseraTiling", "Tessera", "TesseraServer", "CSDL2"]),
+        .target(name: "TesseraViewer", dependencies: ["TesseraTiling", "Tessera", "CSDL2"]),
         .executableTarget(name: "tessera", dependencies: ["Tessera", "TesseraTiling", "TesseraServer", "TesseraViewer"]),
         // Replays a scripted pan-and-zoom trace through the tiling engine over a real Deep Zoom pyramid.
         .executableTarget(

@@ -1,4 +1,5 @@
 import Foundation
+import Tessera
 
 /// The browser viewer's files (the repository's `Web/` folder), served under `/web/` and as the page of
 /// `/view/{identifier}`. Only regular files inside the folder are ever served: a path is percent-decoded once,

@@ -1,7 +1,6 @@
 import Foundation
 import Synchronization
 import Tessera
-import TesseraServer
 import TesseraTiling
 
 /// Tiles read from an image file through `ImageSource`'s region reads at reduced scale: a pyramidal TIFF or a Deep
@@ -18,8 +17,8 @@ public final class ImageFileSource: TileSource {
     public let depthCount: Int
     private let pyramids: PyramidCache?
     private let fileIdentity: (modified: Date, size: Int)
-    /// The file read now: the image itself, then the cached pyramid once it is built.
-    private let current: Mutex<(source: ImageSource, isCachedPyramid: Bool)>
+    /// What tiles are read from now: the image itself, then the cached pyramid once it is built.
+    private let current: Mutex<PyramidCache.CachedSource>
 
     /// Opens `path`; `pyramids`, when given, builds a pyramidal TIFF of a large plain image to read from. Tiles are
     /// `tileSize` pixels, by default a tile folder's own or 256.
@@ -36,7 +35,7 @@ public final class ImageFileSource: TileSource {
         self.pyramids = pyramids
         fileIdentity = ((attributes?[.modificationDate] as? Date) ?? Date(timeIntervalSince1970: 0),
                         (attributes?[.size] as? Int) ?? 0)
-        current = Mutex((source, false))
+        current = Mutex(PyramidCache.CachedSource(file: source))
     }
 
     /// Whether tiles now come from a pyramid built in the cache.
@@ -53,13 +52,11 @@ public final class ImageFileSource: TileSource {
 
     /// The file to read: the cached pyramid if it is built (starting its build if not), else the image.
     private func source() throws -> ImageSource {
-        let (source, cached) = current.withLock { $0 }
-        guard !cached, let pyramids,
-            let path = pyramids.pyramids(for: source, path: name, modified: fileIdentity.modified,
-                                         size: fileIdentity.size)?.full
-        else { return source }
-        let pyramid = try ImageSource(path: path, budget: source.budget)
-        current.withLock { $0 = (pyramid, true) }
-        return pyramid
+        let last = current.withLock { $0 }
+        guard let pyramids else { return last.source }
+        let now = pyramids.source(for: last.file, path: name, modified: fileIdentity.modified, size: fileIdentity.size,
+                                  current: last)
+        current.withLock { $0 = now }
+        return now.source
     }
 }

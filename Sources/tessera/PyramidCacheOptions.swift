@@ -1,11 +1,11 @@
-import TesseraServer
+import Tessera
 
 /// The options of the pyramid cache on disk where large plain images get a pyramidal TIFF, shared by `serve`
 /// and `view`.
 enum PyramidCacheOptions {
     static let folder = Option("cache", .text("DIR"), default: PyramidCache.defaultFolder,
                                "where pyramids of large plain images are built")
-    static let size = Option("cache-size", .byteSize, default: 8 << 30, "most space the cached pyramids take on disk")
+    static let size = Option("cache-size", .byteSize, default: PyramidCache.defaultLimit, "most space the cached pyramids take on disk")
     static let off = Option(flag: "no-cache", "build no pyramids: read large plain images by regions only")
 
     static let all: [any OptionDeclaration] = [folder, size, off]

@@ -1,6 +1,5 @@
 import Foundation
 import Tessera
-import TesseraServer
 import TesseraTiling
 import TesseraViewer
 

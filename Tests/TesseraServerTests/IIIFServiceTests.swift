@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Tessera
+@testable import Tessera
 @testable import TesseraServer
 
 @Suite final class IIIFServiceTests {

@@ -25,28 +25,20 @@ public final class IIIFService: Sendable {
     public let configuration: Configuration
     private let sources = Mutex<[String: OpenImage]>([:])
 
-    /// An opened image and the file state it was opened at, so a changed file is reopened; for a pyramid of JPEG
-    /// tiles (a pyramidal TIFF, a Deep Zoom or IIIF level-0 folder), its stored tiles.
+    /// An opened image and the file state it was opened at, so a changed file is reopened: what to read it from
+    /// (the cache's answer), and for a pyramid of JPEG tiles (a pyramidal TIFF, a Deep Zoom or IIIF level-0
+    /// folder, a cached pyramid or its preview), its stored tiles.
     private struct OpenImage: Sendable {
-        let source: ImageSource
+        let current: PyramidCache.CachedSource
         let tiles: (any StoredJPEGTiles)?
+        let previewTiles: (any StoredJPEGTiles)?
         let modified: Date
         let size: Int
-        /// Whether `source` is the cached pyramid rather than the file itself.
-        let fromCache: Bool
-        /// The cache's preview pyramid while the full one is being built.
-        let preview: Preview?
+
+        var source: ImageSource { current.source }
 
         /// The tile size clients are told to ask for: the stored tiles' when there are any.
         func tileSize(_ configuration: Configuration) -> Int { tiles?.tileSize ?? configuration.tileSize }
-    }
-
-    /// A pyramid of the image reduced `factor` times, which answers requests at `1/factor` of full size or smaller.
-    private struct Preview: Sendable {
-        let path: String
-        let source: ImageSource
-        let tiles: (any StoredJPEGTiles)?
-        let factor: Int
     }
 
     /// A service answering for the images of `catalog`.
@@ -125,8 +117,8 @@ public final class IIIFService: Sendable {
         let size = image.source.properties.size
         let resolved = try parsed.resolve(for: size, limits: configuration.limits)
         let reduction = IIIFRenderer.reduction(for: resolved)
-        if let cache = configuration.cache, !image.fromCache, image.tiles == nil, image.preview == nil,
-           reduction >= PyramidCache.previewFactor,
+        if let cache = configuration.cache, !image.current.isCachedPyramid, image.tiles == nil,
+           image.current.preview == nil, reduction >= PyramidCache.previewFactor,
            cache.waitForPreview(path: path, modified: image.modified, size: image.size) {
             image = try open(path)
         }
@@ -138,9 +130,9 @@ public final class IIIFService: Sendable {
         } else if let stored = try storedTile(for: resolved, in: image) {
             response = cached(stored, contentType: "image/jpeg", image: image, tag: canonical, request: request)
         } else {
-            let preview = image.preview.flatMap { reduction >= $0.factor ? $0 : nil }
-            let (bytes, mediaType) = try IIIFRenderer.render(resolved, from: preview?.source ?? image.source,
-                                                             reducedBy: preview?.factor ?? 1,
+            let preview = image.current.preview.flatMap { reduction >= PyramidCache.previewFactor ? $0 : nil }
+            let (bytes, mediaType) = try IIIFRenderer.render(resolved, from: preview ?? image.source,
+                                                             reducedBy: preview == nil ? 1 : PyramidCache.previewFactor,
                                                              quality: configuration.jpegQuality)
             response = cached(bytes, contentType: mediaType, image: image, tag: canonical, request: request)
         }
@@ -160,9 +152,10 @@ public final class IIIFService: Sendable {
                   .tile(region: request.region, size: request.size)
         else { return nil }
         if let tiles = image.tiles { return try tiles.jpeg(scale: scale, column: column, row: row) }
-        guard let preview = image.preview, let tiles = preview.tiles, tiles.tileSize == image.tileSize(configuration),
-              scale % preview.factor == 0 else { return nil }
-        return try tiles.jpeg(scale: scale / preview.factor, column: column, row: row)
+        let factor = PyramidCache.previewFactor
+        guard let tiles = image.previewTiles, tiles.tileSize == image.tileSize(configuration), scale % factor == 0
+        else { return nil }
+        return try tiles.jpeg(scale: scale / factor, column: column, row: row)
     }
 
     /// The opened image for `path`, reopened when the file changed or its cached pyramids did.
@@ -172,22 +165,17 @@ public final class IIIFService: Sendable {
         let size = attributes?[.size] as? Int ?? 0
         let cached = sources.withLock { $0[path] }
         let unchanged = cached.flatMap { $0.modified == modified && $0.size == size ? $0 : nil }
-        if let unchanged, unchanged.fromCache || unchanged.tiles != nil { return unchanged }
-        let file = try unchanged?.source ?? ImageSource(path: path)
+        if let unchanged, unchanged.current.isCachedPyramid || unchanged.tiles != nil { return unchanged }
+        let file = try unchanged?.current.file ?? ImageSource(path: path)
         // A large plain image is read directly until its pyramid is built, then from the pyramid; its coarse
         // requests come from the preview pyramid as soon as that is built.
-        let pyramids = configuration.cache?.pyramids(for: file, path: path, modified: modified, size: size)
-        if let unchanged, pyramids?.full == nil, pyramids?.preview == unchanged.preview?.path { return unchanged }
-        let full = pyramids?.full.flatMap { try? ImageSource(path: $0) }
-        let source = full ?? file
-        let preview = full != nil ? nil : pyramids?.preview.flatMap { path in
-            (try? ImageSource(path: path)).map {
-                Preview(path: path, source: $0, tiles: try? $0.storedJPEGTiles(),
-                        factor: PyramidCache.previewFactor)
-            }
+        let current = configuration.cache?.source(for: file, path: path, modified: modified, size: size,
+                                                  current: unchanged?.current) ?? PyramidCache.CachedSource(file: file)
+        if let unchanged, current.source === unchanged.current.source, current.preview === unchanged.current.preview {
+            return unchanged
         }
-        let opened = OpenImage(source: source, tiles: try? source.storedJPEGTiles(), modified: modified,
-                               size: size, fromCache: full != nil, preview: preview)
+        let opened = OpenImage(current: current, tiles: try? current.source.storedJPEGTiles(),
+                               previewTiles: try? current.preview?.storedJPEGTiles(), modified: modified, size: size)
         sources.withLock { sources in
             if sources.count >= 256 { sources.removeAll() }
             sources[path] = opened

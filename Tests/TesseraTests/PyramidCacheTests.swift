@@ -1,7 +1,6 @@
 import Foundation
 import Testing
-import Tessera
-@testable import TesseraServer
+@testable import Tessera
 
 @Suite final class PyramidCacheTests {
     let folder = NSTemporaryDirectory() + "tessera-cache-\(UUID().uuidString)"

@@ -1,25 +1,56 @@
 import Foundation
 import Synchronization
-import Tessera
 
 /// Pyramidal TIFFs built in the background for large images that are not pyramids themselves, so that the server
 /// answers their tiles from stored bytes once the build is done. Coarse levels come first: a preview pyramid of the
 /// image at `1/previewFactor` of its size, made from a reduced-scale decode in a fraction of the full build's time,
 /// answers requests at that scale or smaller until the full pyramid is there (such requests wait for it rather than
 /// decode the image themselves); finer requests are region reads of the source meanwhile. Previews are built on
-/// their own queue, so a new image's coarse levels never wait behind another image's full build. One build per image, however many requests ask; keyed by path, size and modification time,
-/// so a changed file gets a new pyramid; the least recently used pyramids are removed beyond the size limit.
+/// their own queue, so a new image's coarse levels never wait behind another image's full build. One build per
+/// image, however many requests ask; keyed by path, size and modification time, so a changed file gets a new
+/// pyramid; the least recently used pyramids are removed beyond the size limit. `source(for:...)` is what readers
+/// call (the server and the native viewer): what to read the image from now.
 public final class PyramidCache: Sendable {
     /// The cached pyramids of one image: the full one once it is built; until then the preview once that is.
-    public struct Pyramids: Sendable, Equatable {
+    struct Pyramids: Sendable, Equatable {
         /// The pyramidal TIFF of the whole image, at full resolution.
-        public var full: String?
+        var full: String?
         /// A pyramidal TIFF of the image reduced `previewFactor` times (sizes rounded up), while `full` is nil.
-        public var preview: String?
+        var preview: String?
+    }
+
+    /// What to read an image from now: the full pyramid once it is built, else the image itself, with the preview
+    /// pyramid once that is built (for requests at `1/previewFactor` of full size or smaller).
+    public struct CachedSource: Sendable {
+        /// The image file itself.
+        public let file: ImageSource
+        /// What to read: the full pyramid when it is built, else `file`.
+        public let source: ImageSource
+        /// Whether `source` is the cached pyramid rather than the file.
+        public let isCachedPyramid: Bool
+        /// The preview pyramid while the full one is being built; nil before it is built and once the full one is.
+        public let preview: ImageSource?
+        /// The preview's file, to tell whether a later call found a new one.
+        let previewPath: String?
+
+        /// The file read as it is: no pyramid in a cache.
+        public init(file: ImageSource) {
+            self.init(file: file, source: file, isCachedPyramid: false, preview: nil, previewPath: nil)
+        }
+
+        init(file: ImageSource, source: ImageSource, isCachedPyramid: Bool, preview: ImageSource?, previewPath: String?) {
+            self.file = file
+            self.source = source
+            self.isCachedPyramid = isCachedPyramid
+            self.preview = preview
+            self.previewPath = previewPath
+        }
     }
 
     /// How many times smaller than the image its preview pyramid is: JPEG decodes at this scale natively.
     public static let previewFactor = 8
+    /// The most bytes the cached pyramids take together unless told otherwise: 8 GiB.
+    public static let defaultLimit = 8 << 30
 
     /// The folder the pyramids are kept in.
     public let folder: String
@@ -40,7 +71,7 @@ public final class PyramidCache: Sendable {
 
     /// A cache in `folder` (created if missing) holding at most `limit` bytes, for images of `minimumSide` pixels
     /// or more on a side.
-    public init(folder: String, limit: Int = 8 << 30, minimumSide: Int = 4096) throws {
+    public init(folder: String, limit: Int = defaultLimit, minimumSide: Int = 4096) throws {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         self.folder = folder
         self.limit = limit
@@ -49,7 +80,7 @@ public final class PyramidCache: Sendable {
 
     /// The cached pyramids of `source` built so far, starting their build (once) when none is running; nil for
     /// sources that get none: tiled pyramids already, or small.
-    public func pyramids(for source: ImageSource, path: String, modified: Date, size: Int) -> Pyramids? {
+    func pyramids(for source: ImageSource, path: String, modified: Date, size: Int) -> Pyramids? {
         let properties = source.properties
         guard max(properties.width, properties.height) >= minimumSide, properties.levels.count == 1 else { return nil }
         let base = name(path: path, modified: modified, size: size)
@@ -78,6 +109,25 @@ public final class PyramidCache: Sendable {
             }
         }
         return Pyramids(preview: FileManager.default.fileExists(atPath: preview) ? preview : nil)
+    }
+
+    /// What to read `file` (the image at `path`, with the file's modification time and size in bytes) from now,
+    /// starting its pyramid's build (once) when there is none: the full pyramid once built, else the file with its
+    /// preview once that is built. `current`, what the caller read the same unchanged file from last, is returned
+    /// as it is while nothing new is built, so nothing is opened again.
+    public func source(for file: ImageSource, path: String, modified: Date, size: Int,
+                       current: CachedSource? = nil) -> CachedSource {
+        if let current, current.isCachedPyramid { return current }
+        guard let pyramids = pyramids(for: file, path: path, modified: modified, size: size) else {
+            return current ?? CachedSource(file: file)
+        }
+        if let full = pyramids.full, let pyramid = try? ImageSource(path: full, budget: file.budget) {
+            return CachedSource(file: file, source: pyramid, isCachedPyramid: true, preview: nil, previewPath: nil)
+        }
+        if let current, current.previewPath == pyramids.preview { return current }
+        let preview = pyramids.preview.flatMap { try? ImageSource(path: $0, budget: file.budget) }
+        return CachedSource(file: file, source: file, isCachedPyramid: false, preview: preview,
+                            previewPath: preview == nil ? nil : pyramids.preview)
     }
 
     /// Waits, at most `timeout` seconds, for the preview of the image at `path` while it is being built; returns
@@ -131,11 +181,4 @@ public final class PyramidCache: Sendable {
     private func name(path: String, modified: Date, size: Int) -> String {
         "\(folder)/" + stableHash("\(path)\u{0}\(size)\u{0}\(modified.timeIntervalSince1970)")
     }
-}
-
-/// A 64-bit FNV-1a hash of `text` in hexadecimal: the same on every run, for names and validators.
-func stableHash(_ text: String) -> String {
-    var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-    for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
-    return String(hash, radix: 16)
 }
