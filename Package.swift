@@ -1,5 +1,5 @@
 // swift-tools-version:6.0
-// Tessera: gigapixel images in Swift. See README.md and ../shared/DESIGN.md for the shape of the package.
+// Tessera: gigapixel images in Swift. See README.md, and docs/ARCHITECTURE.md for the shape of the package.
 import PackageDescription
 
 let package = Package(
@@ -37,7 +37,7 @@ let package = Package(
         // libmicrohttpd's varargs start function, which Swift cannot call.
         .target(name: "CServerShims", dependencies: ["CMicroHTTPD"], linkerSettings: [.linkedLibrary("microhttpd")]),
         // The IIIF Image API server over libmicrohttpd.
-        .target(name: "TesseraServer", dependencies: ["Tessera", "CMicroHTTPD", "CServerShims"]),
+        .target(name: "TesseraServer", dependencies: ["Tessera", "TesseraTiling", "CMicroHTTPD", "CServerShims"]),
         // The native viewer: an SDL2 window drawing TesseraTiling's tiles, one texture per tile.
         .target(name: "TesseraViewer", dependencies: ["TesseraTiling", "Tessera", "CSDL2"]),
         .executableTarget(name: "tessera", dependencies: ["Tessera", "TesseraTiling", "TesseraServer", "TesseraViewer"]),

@@ -1,10 +1,11 @@
-/// Values keyed by tile, in order of use, with O(1) lookup, insertion, removal and move-to-front.
+/// Values by key in order of use, with O(1) lookup, insertion, removal and move-to-front: the least-recently-used
+/// bookkeeping of the `TileCache` (behind its lock) and of the server's open images.
 ///
-/// A doubly linked list threaded through an array by index (freed slots are reused), so that touching a tile
-/// allocates nothing; the `TileCache` keeps one behind its lock.
-struct LRUList<Value> {
+/// A doubly linked list threaded through an array by index (freed slots are reused), so that touching a value
+/// allocates nothing.
+public struct LRUList<Key: Hashable, Value> {
     private struct Slot {
-        var key: TileKey
+        var key: Key
         var value: Value?
         var newer: Int?
         var older: Int?
@@ -12,20 +13,23 @@ struct LRUList<Value> {
 
     private var slots: [Slot] = []
     private var freeSlots: [Int] = []
-    private var indexByKey: [TileKey: Int] = [:]
+    private var indexByKey: [Key: Int] = [:]
     private var newest: Int?
     private var oldest: Int?
 
+    /// An empty list.
+    public init() {}
+
     /// How many values are held.
-    var count: Int { indexByKey.count }
+    public var count: Int { indexByKey.count }
 
     /// The value for `key`, without changing the order.
-    func peek(_ key: TileKey) -> Value? {
+    public func peek(_ key: Key) -> Value? {
         indexByKey[key].flatMap { slots[$0].value }
     }
 
     /// The value for `key`, made the most recently used.
-    mutating func use(_ key: TileKey) -> Value? {
+    public mutating func use(_ key: Key) -> Value? {
         guard let index = indexByKey[key] else { return nil }
         unlink(index)
         pushNewest(index)
@@ -34,7 +38,7 @@ struct LRUList<Value> {
 
     /// Stores `value` for `key` as the most recently used; returns the value it replaced.
     @discardableResult
-    mutating func set(_ value: Value, for key: TileKey) -> Value? {
+    public mutating func set(_ value: Value, for key: Key) -> Value? {
         if let index = indexByKey[key] {
             let old = slots[index].value
             slots[index].value = value
@@ -58,7 +62,7 @@ struct LRUList<Value> {
 
     /// Removes the value for `key` and returns it.
     @discardableResult
-    mutating func remove(_ key: TileKey) -> Value? {
+    public mutating func remove(_ key: Key) -> Value? {
         guard let index = indexByKey.removeValue(forKey: key) else { return nil }
         unlink(index)
         let old = slots[index].value
@@ -68,14 +72,14 @@ struct LRUList<Value> {
     }
 
     /// Removes everything.
-    mutating func removeAll() {
+    public mutating func removeAll() {
         self = LRUList()
     }
 
     /// Removes values from the least recently used on, passing over the keys in `kept`, while `shouldEvict` says
     /// more must go; calls `evicted` with each one removed.
-    mutating func evictOldest(
-        keeping kept: Set<TileKey>, while shouldEvict: () -> Bool, evicted: (TileKey, Value) -> Void
+    public mutating func evictOldest(
+        keeping kept: Set<Key>, while shouldEvict: () -> Bool, evicted: (Key, Value) -> Void
     ) {
         var cursor = oldest
         while let index = cursor, shouldEvict() {

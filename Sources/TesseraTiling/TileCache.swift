@@ -33,7 +33,7 @@ public final class TileCache<Tile: Sendable>: Sendable {
     }
 
     private struct State {
-        var tiles = LRUList<CachedTile<Tile>>()
+        var tiles = LRUList<TileKey, CachedTile<Tile>>()
         var pinned: Set<TileKey> = []
         var statistics = Statistics()
 

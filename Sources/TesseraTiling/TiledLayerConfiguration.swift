@@ -1,5 +1,5 @@
 /// How a tiled layer cuts its content into levels and tiles, with CATiledLayer's meaning for every property
-/// (DESIGN.md section 2).
+/// (docs/ARCHITECTURE.md, section 3).
 ///
 /// Level `j` runs from `-(levelsOfDetail - 1)` to `levelsOfDetailBias` and draws at `contentsScale * 2^j` pixels
 /// per point, so one tile of `tileSize` pixels covers `tileSize / (contentsScale * 2^j)` points. A `TileKey`'s

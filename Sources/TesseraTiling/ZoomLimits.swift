@@ -1,4 +1,4 @@
-/// The zoom range of a scroll view showing an image, as Apple's PhotoScroller sets it (DESIGN.md section 2):
+/// The zoom range of a scroll view showing an image, as Apple's PhotoScroller sets it (docs/ARCHITECTURE.md, section 3):
 /// the minimum fits the whole image in the view; the maximum is one power of two past 1:1,
 /// `2^(ceil(log2(1 / imageScale)) + 1)` with `imageScale = viewWidth / imageWidth`.
 ///

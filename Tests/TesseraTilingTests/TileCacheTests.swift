@@ -103,7 +103,7 @@ private func key(_ column: Int) -> TileKey { TileKey(level: 0, column: column, r
 }
 
 @Test func lruListReusesSlotsAndKeepsOrder() {
-    var list = LRUList<Int>()
+    var list = LRUList<TileKey, Int>()
     for column in 0..<5 { list.set(column, for: key(column)) }
     list.remove(key(2))
     list.set(9, for: key(9))

@@ -8,6 +8,8 @@ public protocol StoredJPEGTiles: Sendable {
     /// reduction `scale`, at its size within that level (a tile at the right or bottom edge is narrower), as stored
     /// or losslessly cropped; nil when the pyramid has no such stored tile.
     func jpeg(scale: Int, column: Int, row: Int) throws -> [UInt8]?
+    /// The memory the tile index holds, in bytes, for callers that keep many open.
+    var indexByteCount: Int { get }
 }
 
 extension StoredTileReader: StoredJPEGTiles {}

@@ -21,6 +21,9 @@ public final class StoredTileReader: Sendable {
     /// The tile side in pixels, the same on every level.
     public let tileSize: Int
     let levels: [Level]
+
+    /// The memory the tiles' offsets, byte counts and shared tables hold, in bytes.
+    public var indexByteCount: Int { levels.reduce(0) { $0 + 16 * $1.offsets.count + $1.tables.count } }
     /// The full-resolution size, which the levels' sizes are reductions of.
     private let fullSize: Size
     private let input: ImageInput

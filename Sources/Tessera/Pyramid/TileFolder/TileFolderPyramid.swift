@@ -120,6 +120,9 @@ extension TileFolderPyramid: StoredJPEGTiles {
         overlap == 0 && tileWidth == tileHeight && ["jpg", "jpeg"].contains(tileExtension.lowercased())
     }
 
+    /// A tile folder has no index: tiles are found by name.
+    var indexByteCount: Int { 0 }
+
     /// Edge tiles are stored at their size, so every tile is sent as it is.
     func jpeg(scale: Int, column: Int, row: Int) throws -> [UInt8]? {
         guard storesJPEGTiles, scaleFactors.contains(scale), column >= 0, row >= 0 else { return nil }

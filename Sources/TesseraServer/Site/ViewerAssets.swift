@@ -84,17 +84,14 @@ public struct ViewerAssets: Sendable {
         return resolved
     }
 
-    /// A 200 with validators, or a 304 when the client's copy (by ETag) is current. The tag covers the body, so
-    /// a page made for one image never validates another's.
+    /// A 200 with validators, or a 304 when the client's copy is current. The tag covers the body, so a page made
+    /// for one image never validates another's.
     private func cached(_ body: [UInt8], contentType: String, path: String, request: HTTPRequest) -> HTTPResponse {
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
         let modified = attributes?[.modificationDate] as? Date ?? .distantPast
-        let tag = "\"" + stableHash("\(modified.timeIntervalSince1970) " + String(decoding: body, as: UTF8.self)) + "\""
-        let headers = [("ETag", tag), ("Last-Modified", HTTPDate.format(modified)), ("Cache-Control", "no-cache")]
-        let matches = request.headers["if-none-match"]?.split(separator: ",")
-            .contains { $0.trimmingCharacters(in: .whitespaces) == tag } ?? false
-        if matches { return HTTPResponse(status: 304, headers: headers) }
-        return HTTPResponse(status: 200, headers: [("Content-Type", contentType)] + headers, body: body)
+        let validators = ConditionalGET(identity: "\(modified.timeIntervalSince1970) " + String(decoding: body, as: UTF8.self),
+                                        lastModified: modified, cacheControl: "no-cache")
+        return validators.respond(to: request) { (body, contentType) }
     }
 }
 

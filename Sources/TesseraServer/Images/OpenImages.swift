@@ -1,0 +1,69 @@
+import Foundation
+import Synchronization
+import Tessera
+import TesseraTiling
+
+/// The images a server has opened, by path, so that a request does not parse a file's header (or a pyramid's tile
+/// index) again: each with the file state it was opened at, so a changed file is opened afresh, and with what the
+/// pyramid cache says to read it from now. Bounded by the memory the entries hold (estimated), the least recently
+/// used dropped first, rather than by a count.
+final class OpenImages: Sendable {
+    /// An opened image: what to read it from (the cache's answer), and for a pyramid of JPEG tiles (a pyramidal
+    /// TIFF, a Deep Zoom or IIIF level-0 folder, a cached pyramid or its preview), its stored tiles.
+    struct Image: Sendable {
+        let current: PyramidCache.CachedSource
+        let tiles: (any StoredJPEGTiles)?
+        let previewTiles: (any StoredJPEGTiles)?
+        /// The file's modification time and size in bytes when it was opened.
+        let modified: Date
+        let size: Int
+
+        /// What to read the image from now.
+        var source: ImageSource { current.source }
+
+        /// The memory the entry holds, estimated: the opened files' state and their tile indexes.
+        var byteCost: Int { 4096 + (tiles?.indexByteCount ?? 0) + (previewTiles?.indexByteCount ?? 0) }
+    }
+
+    /// The memory the open images may hold together unless told otherwise: 64 MiB, some ten thousand plain images.
+    static let defaultByteLimit = 64 << 20
+
+    private let cache: PyramidCache?
+    private let byteLimit: Int
+    private let entries = Mutex<(images: LRUList<String, Image>, bytes: Int)>((LRUList(), 0))
+
+    /// Open images read through `cache` (nil reads every image as it is), holding at most `byteLimit` bytes.
+    init(cache: PyramidCache?, byteLimit: Int = defaultByteLimit) {
+        self.cache = cache
+        self.byteLimit = byteLimit
+    }
+
+    /// How many images are open, and the memory they hold.
+    var usage: (count: Int, bytes: Int) { entries.withLock { ($0.images.count, $0.bytes) } }
+
+    /// The opened image for `path`, opened again when the file changed or the cache built a pyramid for it.
+    func open(_ path: String) throws -> Image {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        let modified = attributes?[.modificationDate] as? Date ?? .distantPast
+        let size = attributes?[.size] as? Int ?? 0
+        let unchanged = entries.withLock { $0.images.use(path) }.flatMap { $0.modified == modified && $0.size == size ? $0 : nil }
+        if let unchanged, unchanged.current.isCachedPyramid || unchanged.tiles != nil { return unchanged }
+        let file = try unchanged?.current.file ?? ImageSource(path: path)
+        // A large plain image is read directly until its pyramid is built, then from the pyramid; its coarse
+        // requests come from the preview pyramid as soon as that is built.
+        let current = cache?.source(for: file, path: path, modified: modified, size: size, current: unchanged?.current)
+            ?? PyramidCache.CachedSource(file: file)
+        if let unchanged, current.source === unchanged.current.source, current.preview === unchanged.current.preview {
+            return unchanged
+        }
+        let opened = Image(current: current, tiles: try? current.source.storedJPEGTiles(),
+                           previewTiles: try? current.preview?.storedJPEGTiles(), modified: modified, size: size)
+        entries.withLock { entries in
+            var bytes = entries.bytes + opened.byteCost - (entries.images.set(opened, for: path)?.byteCost ?? 0)
+            let limit = byteLimit
+            entries.images.evictOldest(keeping: [path], while: { bytes > limit }) { _, image in bytes -= image.byteCost }
+            entries.bytes = bytes
+        }
+        return opened
+    }
+}

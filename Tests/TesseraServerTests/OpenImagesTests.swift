@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+import Tessera
+@testable import TesseraServer
+
+/// The server's open images: reused while the file is unchanged, opened afresh when it changes, and bounded by the
+/// memory they hold, the least recently used dropped first.
+@Suite final class OpenImagesTests {
+    let folder = NSTemporaryDirectory() + "tessera-open-\(UUID().uuidString)"
+
+    init() throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for index in 0..<6 {
+            try ImageWriter.write(BufferReader(ImageBuffer(width: 8 + index, height: 8, format: .rgb8)),
+                                  to: "\(folder)/\(index).png")
+        }
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: folder) }
+
+    @Test func anUnchangedFileIsReusedAndAChangedOneReopened() throws {
+        let images = OpenImages(cache: nil)
+        let first = try images.open("\(folder)/0.png")
+        #expect(try images.open("\(folder)/0.png").source === first.source)
+        try ImageWriter.write(BufferReader(ImageBuffer(width: 20, height: 8, format: .rgb8)), to: "\(folder)/0.png")
+        let changed = try images.open("\(folder)/0.png")
+        #expect(changed.source !== first.source && changed.source.properties.width == 20)
+        #expect(images.usage.count == 1)
+    }
+
+    @Test func theLeastRecentlyUsedGoBeyondTheByteLimit() throws {
+        let cost = try OpenImages(cache: nil).open("\(folder)/0.png").byteCost
+        let images = OpenImages(cache: nil, byteLimit: 3 * cost)
+        let kept = try images.open("\(folder)/0.png")
+        for index in 1..<6 {
+            _ = try images.open("\(folder)/\(index).png")
+            _ = try images.open("\(folder)/0.png")  // used again each time: never the oldest
+        }
+        #expect(images.usage.count == 3 && images.usage.bytes == 3 * cost)
+        #expect(try images.open("\(folder)/0.png").source === kept.source)
+        #expect(try images.open("\(folder)/5.png").source.properties.width == 13)
+        #expect(images.usage.count == 3)
+    }
+}
