@@ -127,7 +127,7 @@ public struct Thumbnailer: Sendable {
     /// The JPEG thumbnail in a JPEG's EXIF data (IFD1), opened, or nil when there is none or it does not decode.
     private func embeddedThumbnail(of source: ImageSource) throws -> ImageSource? {
         guard source.properties.format == .jpeg,
-              let block = JPEGMarkers.exifBlock(in: try source.input.prefix(JPEGMarkers.exifSearchLength)),
+              let block = JPEGEXIF.block(in: try source.input.prefix(JPEGEXIF.searchLength)),
               let bytes = EXIF.thumbnail(in: block) else { return nil }
         return try? ImageSource(bytes: bytes, name: source.input.name + " (EXIF thumbnail)", budget: options.budget)
     }

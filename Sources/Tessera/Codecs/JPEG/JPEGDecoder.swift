@@ -49,17 +49,21 @@ final class JPEGDecoder: ImageDecoder {
 
     static func nativeScales(for properties: ImageProperties) -> [Int] { [1, 2, 4, 8] }
 
-    /// A progressive JPEG at 1/8 is decoded from its DC scans alone, in memory bounded by its width; at other
-    /// scales, when its coefficients exceed the budget, a band of rows at a time.
+    /// The decoder `JPEGDecodePlan` chooses: libjpeg's, or for a large progressive image one of the Swift decoders.
     static func makeDecoder(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws -> any RowDecoder {
-        if let decoder = try ProgressiveDCDecoder.open(input: input, properties: properties, request: request) { return decoder }
-        if let decoder = try BandedJPEGDecoder.open(input: input, properties: properties, request: request) { return decoder }
-        return try JPEGDecoder(input: input, properties: properties, request: request)
+        try JPEGDecodePlan(input: input, properties: properties, request: request)
+            .makeDecoder(input: input, properties: properties, request: request)
     }
 
-    init(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws {
-        session = try JPEGSession(input: input)
-        inputName = input.name
+    /// Opens `input` and decodes the whole of it with libjpeg, whatever the plan would choose.
+    convenience init(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws {
+        try self.init(session: try JPEGSession(input: input), name: input.name, request: request)
+    }
+
+    /// Decodes the image whose header `session` has read; `name` is for error messages.
+    init(session: JPEGSession, name: String, request: DecodeRequest) throws {
+        self.session = session
+        inputName = name
         allowPartial = request.allowPartial
         let info = session.info
         info.pointee.scale_num = 1
@@ -81,12 +85,12 @@ final class JPEGDecoder: ImageDecoder {
         if info.pointee.progressive_mode != 0 {
             // libjpeg holds every coefficient of a progressive image until the last scan.
             try request.budget.check(Self.coefficientBytes(info), for: "decoding this progressive JPEG",
-                                     path: input.name)
+                                     path: name)
         }
         try session.check(tessera_jpeg_start_decompress(session.decoder), during: "starting to decode")
         size = Size(width: Int(info.pointee.output_width), height: Int(info.pointee.output_height))
         try request.budget.checkRows(width: size.width, rows: Int(info.pointee.rec_outbuf_height) + 16,
-                                     format: PixelFormat(.rgba), for: "a row of pixels", path: input.name)
+                                     format: PixelFormat(.rgba), for: "a row of pixels", path: name)
     }
 
     /// The bytes of libjpeg's whole-image coefficient buffer: 64 two-byte coefficients per block, per component.

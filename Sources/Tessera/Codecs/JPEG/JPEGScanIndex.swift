@@ -1,8 +1,7 @@
-import Glibc
-
-/// Every scan of a JPEG file, found by walking its marker segments and skipping each scan's entropy-coded data
-/// by searching for the next marker: the frame header, each scan's header and where its data starts, and the
-/// Huffman tables in force when each scan began. Nothing is decoded; memory is a few tables per scan.
+/// Every scan of a JPEG file, found by walking its marker segments with `JPEGMarkerTokenizer`, which skips each
+/// scan's entropy-coded data by searching for the next marker: the frame header, each scan's header and where its
+/// data starts, and the Huffman tables in force when each scan began. Nothing is decoded; memory is a few tables
+/// per scan.
 struct JPEGScanIndex {
     /// One scan (SOS): which components it codes, which coefficients, and where its data is.
     struct Scan {
@@ -40,10 +39,8 @@ struct JPEGScanIndex {
     /// Walks the whole input.
     init(input: ImageInput) throws {
         let name = input.name
-        let reader = try BufferedInput(input)
-        guard try reader.readByte() == 0xFF, try reader.readByte() == 0xD8 else {
-            throw TesseraError.corrupt(path: name, detail: "no JPEG start-of-image marker")
-        }
+        var file = try SegmentReader(input)
+        var tokenizer = JPEGMarkerTokenizer()
         var frame: JPEGFrameHeader?
         var scans: [Scan] = []
         var dcTables = [JPEGHuffmanTable?](repeating: nil, count: 4)
@@ -51,18 +48,22 @@ struct JPEGScanIndex {
         var quantization = [Int?](repeating: nil, count: 4)
         var latched: [Int?] = []
         var restartInterval = 0, sawJFIF = false, adobeTransform: Int?
-        var complete = false
-        walk: while let marker = try Self.nextMarker(reader) {
-            switch marker {
-            case 0xD9:
+        var complete = false, first = true
+        walk: while let token = try file.next(&tokenizer) {
+            guard case let .segment(segment) = token else { continue }
+            if first {
+                guard segment.marker == 0xD8, segment.offset == 0 else {
+                    throw TesseraError.corrupt(path: name, detail: "no JPEG start-of-image marker")
+                }
+                first = false
+            }
+            let marker = segment.marker
+            if marker == 0xD9 {
                 complete = true
                 break walk
-            case 0xD0...0xD7, 0x01, 0xD8:
-                continue
-            default:
-                break
             }
-            guard let payload = try Self.segment(reader) else { break walk }
+            if JPEGSegment.isStandalone(marker) { continue }
+            guard let payload = try file.payload(of: segment) else { break walk }
             switch marker {
             case 0xC4:
                 var index = 0
@@ -103,7 +104,7 @@ struct JPEGScanIndex {
                 guard let frame else { throw TesseraError.corrupt(path: name, detail: "a scan comes before the frame header") }
                 var scan = try Self.scanHeader(payload, frame: frame, name: name)
                 scan.restartInterval = restartInterval
-                scan.dataOffset = reader.offset
+                scan.dataOffset = segment.end
                 if scan.isDC && scan.approximationHigh == 0 {
                     scan.dcTables = try scan.components.indices.map { index in
                         let selector = Int(payload[2 + 2 * index] >> 4)
@@ -126,11 +127,11 @@ struct JPEGScanIndex {
                     latched[component] = quantization[frame.components[component].quantizationTable]
                 }
                 scans.append(scan)
-                try Self.skipEntropyData(reader)
             default:
                 break
             }
         }
+        if first { throw TesseraError.corrupt(path: name, detail: "no JPEG start-of-image marker") }
         guard let frame else { throw TesseraError.truncated(path: name, detail: "before the frame header") }
         self.frame = frame
         self.scans = scans
@@ -138,28 +139,6 @@ struct JPEGScanIndex {
         self.sawJFIF = sawJFIF
         self.adobeTransform = adobeTransform
         self.isComplete = complete
-    }
-
-    /// Reads the byte after the next 0xFF (skipping fill bytes); nil at the end of the input.
-    private static func nextMarker(_ reader: BufferedInput) throws -> UInt8? {
-        while let byte = try reader.readByte() {
-            guard byte == 0xFF else { continue }
-            var next = try reader.readByte()
-            while next == 0xFF { next = try reader.readByte() }
-            guard let next else { return nil }
-            if next != 0 { return next }
-        }
-        return nil
-    }
-
-    /// A length-prefixed segment's payload; nil when the input ends inside it.
-    private static func segment(_ reader: BufferedInput) throws -> [UInt8]? {
-        guard let high = try reader.readByte(), let low = try reader.readByte() else { return nil }
-        let length = Int(high) << 8 | Int(low)
-        guard length >= 2 else { return [] }
-        var payload = [UInt8](repeating: 0, count: length - 2)
-        let got = try payload.withUnsafeMutableBytes { try reader.read(into: $0) }
-        return got == payload.count ? payload : nil
     }
 
     private static func scanHeader(_ payload: [UInt8], frame: JPEGFrameHeader, name: String) throws -> Scan {
@@ -185,31 +164,42 @@ struct JPEGScanIndex {
         return scan
     }
 
-    /// Moves past a scan's entropy-coded data to the marker that ends it (restart markers belong to the data),
-    /// searching a chunk at a time for 0xFF.
-    private static func skipEntropyData(_ reader: BufferedInput) throws {
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let start = reader.offset
-            let got = try chunk.withUnsafeMutableBytes { try reader.read(into: $0) }
-            guard got > 1 else { return }
-            let found: Int? = chunk.withUnsafeBytes { bytes in
-                var index = 0
-                while index < got - 1 {
-                    guard let hit = memchr(bytes.baseAddress! + index, 0xFF, got - 1 - index) else { return nil }
-                    let position = bytes.baseAddress!.distance(to: UnsafeRawPointer(hit))
-                    let next = bytes[position + 1]
-                    if next != 0 && next != 0xFF && !(0xD0...0xD7).contains(next) { return position }
-                    index = position + 1
+    /// The file under the walk, read a window at a time for the tokenizer, and segment payloads read on demand.
+    private struct SegmentReader {
+        let input: BufferedInput
+        var window = [UInt8](repeating: 0, count: 1 << 16)
+        var windowStart = 0
+        var windowCount = 0
+
+        init(_ input: ImageInput) throws {
+            self.input = try BufferedInput(input)
+        }
+
+        /// The next token; nil at the end of the input.
+        mutating func next(_ tokenizer: inout JPEGMarkerTokenizer) throws -> JPEGToken? {
+            while true {
+                let start = windowStart
+                if let token = window.withUnsafeBytes({ tokenizer.next(in: UnsafeRawBufferPointer(rebasing: $0[..<windowCount]), at: start) }) {
+                    return token
                 }
-                return nil
+                guard windowStart + windowCount < input.count || tokenizer.position < windowStart else { return nil }
+                input.seek(to: tokenizer.position)
+                windowStart = tokenizer.position
+                windowCount = try window.withUnsafeMutableBytes { try input.read(into: $0) }
+                if windowCount == 0 { return nil }
             }
-            if let found {
-                reader.seek(to: start + found)
-                return
+        }
+
+        /// A segment's payload; nil when the input ends inside it.
+        func payload(of segment: JPEGSegment) throws -> [UInt8]? {
+            let range = segment.payload
+            if range.lowerBound >= windowStart, range.upperBound <= windowStart + windowCount {
+                return Array(window[range.lowerBound - windowStart..<range.upperBound - windowStart])
             }
-            // Look at the last byte again with what follows it.
-            reader.seek(to: start + got - 1)
+            var payload = [UInt8](repeating: 0, count: range.count)
+            input.seek(to: range.lowerBound)
+            let got = try payload.withUnsafeMutableBytes { try input.read(into: $0) }
+            return got == payload.count ? payload : nil
         }
     }
 }

@@ -71,20 +71,9 @@ final class ProgressiveDCDecoder: TiledRowDecoder {
     private var mcuRow = 0
     private var outputRow = 0
 
-    /// The decoder for `request`, or nil when the DC path does not apply (not progressive, not 1/8, CMYK, 12-bit,
-    /// sampling libjpeg cannot upsample) and libjpeg should decode instead.
-    static func open(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws -> ProgressiveDCDecoder? {
-        guard properties.isProgressive, request.scale == 8, request.page == 0, properties.bitDepth == 8,
-              properties.channels == 1 || properties.channels == 3 else { return nil }
-        let index = try JPEGScanIndex(input: input)
-        // Each DC scan gets a file cursor of its own; a real file has one first scan and at most 13 refinements
-        // per component, so more is left to libjpeg rather than opening a file per scan.
-        guard index.frame.isProgressive, index.frame.precision == 8, index.frame.hasIntegralSampling,
-              index.scans.filter(\.isDC).count <= 4 * 14 else { return nil }
-        return try ProgressiveDCDecoder(index: index, input: input, request: request)
-    }
-
-    private init(index: JPEGScanIndex, input: ImageInput, request: DecodeRequest) throws {
+    /// Decodes the image whose scans `index` holds (`JPEGDecodePlan` says when); throws for a file cut short or
+    /// lacking a DC scan, unless partial output was asked for.
+    init(index: JPEGScanIndex, input: ImageInput, request: DecodeRequest) throws {
         let frame = index.frame
         self.frame = frame
         name = input.name

@@ -14,7 +14,6 @@ import CJPEG
 ///       -> JPEGDecoder (scale, crop) -> the band's rows
 final class BandedJPEGDecoder: RowDecoder {
     private let input: ImageInput
-    private let properties: ImageProperties
     private let request: DecodeRequest
     /// The source's header, whose frame parameters and quantisation tables each band's JPEG copies.
     private let session: JPEGSession
@@ -34,23 +33,13 @@ final class BandedJPEGDecoder: RowDecoder {
     private(set) var size: Size
     let format: PixelFormat
 
-    /// The decoder for `request`, or nil when libjpeg should decode the whole file itself: not progressive, or its
-    /// coefficients fit the budget, or not a Huffman-coded 8-bit gray or 3-component image.
-    static func open(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws -> BandedJPEGDecoder? {
-        guard properties.isProgressive, request.page == 0, properties.bitDepth == 8,
-              properties.channels == 1 || properties.channels == 3 else { return nil }
-        let session = try JPEGSession(input: input)
-        guard session.info.pointee.arith_code == 0,
-              JPEGDecoder.coefficientBytes(session.info) > request.budget.limit else { return nil }
-        return try BandedJPEGDecoder(input: input, properties: properties, request: request, session: session)
-    }
-
-    private init(input: ImageInput, properties: ImageProperties, request: DecodeRequest, session: JPEGSession) throws {
+    /// Decodes the image whose header `session` has read and whose scans `index` holds (`JPEGDecodePlan` says
+    /// when); throws for sampling libjpeg cannot upsample.
+    init(input: ImageInput, properties: ImageProperties, request: DecodeRequest, session: JPEGSession,
+         index: JPEGScanIndex) throws {
         self.input = input
-        self.properties = properties
         self.request = request
         self.session = session
-        let index = try JPEGScanIndex(input: input)
         frame = index.frame
         guard frame.isProgressive, frame.hasIntegralSampling else {
             throw TesseraError.unsupported(path: input.name, feature: "progressive JPEG with sampling factors"
@@ -131,7 +120,8 @@ final class BandedJPEGDecoder: RowDecoder {
         let pixelTop = windowStart * frame.maxVertical * 8
         let pixelHeight = min(windowEnd * frame.maxVertical * 8, frame.height) - pixelTop
         let bytes = try encodeWindow(height: pixelHeight)
-        let decoder = try JPEGDecoder(input: .bytes(bytes, name: input.name), properties: properties, request: request)
+        let decoder = try JPEGDecoder(session: try JPEGSession(input: .bytes(bytes, name: input.name)), name: input.name,
+                                      request: request)
         if let columns {
             decodedColumns = try decoder.restrictColumns(to: columns)
             size.width = decodedColumns.count
