@@ -1,5 +1,5 @@
-/// The zoom range of a scroll view showing an image, as Apple's PhotoScroller sets it (docs/ARCHITECTURE.md, section 3):
-/// the minimum fits the whole image in the view; the maximum is one power of two past 1:1,
+/// The zoom range of a scroll view showing an image, as Apple's PhotoScroller sets it (docs/ARCHITECTURE.md,
+/// section 3): the minimum fits the whole image in the view; the maximum is one power of two past 1:1,
 /// `2^(ceil(log2(1 / imageScale)) + 1)` with `imageScale = viewWidth / imageWidth`.
 ///
 /// Zoom scales are screen points per content point (one content point per image pixel). PhotoScroller's content

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Writes tiling.json: shared test vectors for TesseraTiling (Swift) and the browser viewer (JS).
 
-A second implementation of DESIGN.md section 2, written from the spec rather than from the Swift code, so that the
-Swift test checks two readings of the spec against each other; the cases marked in README.md were also checked by
+A second implementation of docs/ARCHITECTURE.md, section 3, written from the spec rather than from the Swift code,
+so that the Swift test checks two readings of the spec against each other; the cases marked in README.md were also checked by
 hand. Geometry uses IEEE doubles in the same order of operations as the Swift code, so tie-breaks in the centre-out
 order agree bit for bit. Run: python3 make_tiling_vectors.py > tiling.json
 """
