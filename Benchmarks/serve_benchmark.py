@@ -2,6 +2,7 @@
 """Tiles per second and latency of `tessera serve` against iipsrv on the same pyramidal TIFF, under wrk.
 
     Benchmarks/serve_benchmark.py [--size 100mp|quick] [--duration 20] [--connections 64,256] [--markdown]
+                                  [--tessera PATH]
 
 The TIFF is libvips' `tiffsave --tile --pyramid --compression jpeg` of the benchmark sample (256-pixel tiles), the
 form iipsrv is built for. The URLs are every tile of every level, in the IIIF form OpenSeadragon asks for them
@@ -112,6 +113,7 @@ def main():
     parser.add_argument("--duration", type=int, default=20)
     parser.add_argument("--connections", default="64,256")
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--tessera", metavar="PATH", default=TESSERA, help="the tessera binary to serve with")
     args = parser.parse_args()
     tiff = pyramid(args.size)
     width, height = make_sample.dimensions({"quick": 4, "100mp": 100}[args.size])
@@ -119,7 +121,7 @@ def main():
     random.Random(1).shuffle(paths)
     folder = tempfile.mkdtemp(prefix="tessera-serve-bench-")
     name = os.path.basename(tiff)
-    tessera = subprocess.Popen([TESSERA, "serve", tiff, "--port", str(TESSERA_PORT), "--quiet"],
+    tessera = subprocess.Popen([args.tessera, "serve", tiff, "--port", str(TESSERA_PORT), "--quiet"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     lighttpd, pid_file = start_iipsrv(folder)
     servers = {
