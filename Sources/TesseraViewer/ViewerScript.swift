@@ -108,7 +108,9 @@ public struct ViewerScript: Hashable, Sendable {
             return .zoom(factor: factor, at: try object["at"].map { try pair($0, "at needs [x, y]") })
         case "resize":
             let size = try pair(argument, "resize needs [width, height]")
-            guard size.x >= 1, size.y >= 1 else { throw StepError(message: "resize needs a positive size") }
+            guard size.x >= 1, size.y >= 1, size.x <= 16384, size.y <= 16384 else {
+                throw StepError(message: "resize needs a size of 1 to 16384 pixels a side")
+            }
             return .resize(PixelSize(width: Int(size.x), height: Int(size.y)))
         case "key":
             guard let name = argument as? String, SDL_GetKeyFromName(name) != keyCode(SDLK_UNKNOWN) else {
@@ -119,8 +121,8 @@ public struct ViewerScript: Hashable, Sendable {
             guard argument as? String == "sharp" else { throw StepError(message: "wait takes \"sharp\"") }
             return .waitUntilSharp
         case "frames":
-            guard let count = number(argument), count >= 0, count == count.rounded() else {
-                throw StepError(message: "frames needs a whole number")
+            guard let count = number(argument), count >= 0, count <= 1_000_000, count == count.rounded() else {
+                throw StepError(message: "frames needs a whole number up to 1,000,000")
             }
             return .frames(Int(count))
         default:

@@ -51,6 +51,17 @@ private func resolve(_ region: String, _ size: String, _ rotation: String = "0",
     }
 }
 
+/// Numbers past what any image needs are bad requests, not arithmetic that overflows (found by the fuzzer: a
+/// `^pct:` of 25 digits trapped the server).
+@Test func hugeNumbersAreBadRequestsNotOverflows() {
+    let huge = String(repeating: "1", count: 25), big = "2147483649"
+    for (region, size) in [("full", "^pct:" + huge), ("full", "^pct:" + big), ("pct:" + huge + ",0,10,10", "max"),
+                           ("\(big),0,10,10", "max"), ("9223372036854775807,0,9223372036854775807,1", "max"),
+                           ("full", "^\(big),"), ("full", "^,\(big)"), ("full", "^!\(big),\(big)")] {
+        #expect(throws: IIIFError.self, "\(region)/\(size)") { try resolve(region, size, "0", "default.jpg") }
+    }
+}
+
 @Test func canonicalPathsUseFullMaxAndIntegerRotation() throws {
     let full = try resolve("0,0,1000,800", "1000,", "!360", "gray.png")
     #expect(full.canonicalPath(imageSize: image, maxSize: image) == "full/max/!0/gray.png")

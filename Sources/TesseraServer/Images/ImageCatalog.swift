@@ -36,7 +36,7 @@ public struct ImageCatalog: Sendable {
     /// the root; for a IIIF level-0 folder, its `info.json`.
     public func file(for identifier: String) -> String? {
         if let exact = exactFile(for: identifier) { return exact }
-        guard (identifier as NSString).pathExtension.isEmpty else { return nil }
+        guard Self.fileExtension(of: identifier).isEmpty else { return nil }
         return Self.imageExtensions.lazy.compactMap { exactFile(for: identifier + "." + $0) }.first
     }
 
@@ -113,13 +113,13 @@ public struct ImageCatalog: Sendable {
     private enum Entry { case image, folder }
 
     private func entry(_ relative: String, isFolder: Bool) -> Entry? {
-        let name = (relative as NSString).lastPathComponent
+        let name = Self.lastComponent(of: relative)
         guard !name.hasPrefix("."), !relative.isEmpty else { return nil }
         if isFolder {
             guard isPyramidFolder(relative) else { return .folder }
             return !relative.hasSuffix("_files") && exactFile(for: relative) != nil ? .image : nil
         }
-        let isImage = Self.imageExtensions.contains((name as NSString).pathExtension.lowercased())
+        let isImage = Self.imageExtensions.contains(Self.fileExtension(of: name).lowercased())
         return isImage && exactFile(for: relative) != nil ? .image : nil
     }
 
@@ -130,6 +130,20 @@ public struct ImageCatalog: Sendable {
               !components.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }),
               let resolved = Self.realPath(root + "/" + relative) else { return false }
         return resolved.hasPrefix(root + "/")
+    }
+
+    /// The last `/`-separated component of an identifier. Foundation's path functions are not used on
+    /// identifiers: they come from requests, and NSString's trap on some (a multi-byte character after repeated
+    /// slashes, found by the fuzzer).
+    static func lastComponent(of identifier: String) -> String {
+        identifier.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? identifier
+    }
+
+    /// The extension of an identifier's last component, after its last dot ("" for none or a leading dot only).
+    static func fileExtension(of identifier: String) -> String {
+        let name = lastComponent(of: identifier)
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
+        return String(name[name.index(after: dot)...])
     }
 
     private static func realPath(_ path: String) -> String? {

@@ -69,6 +69,7 @@ public struct IIIFRequest: Sendable, Hashable {
         }
         let parts = text.split(separator: ",", omittingEmptySubsequences: false)
         let values = parts.compactMap { part in part.allSatisfy(\.isNumber) ? Int(part) : nil }
+            .filter { $0 <= largestNumber }
         guard parts.count == 4, values.count == 4 else { throw IIIFError.badRequest("bad region '\(text)'") }
         guard values[2] > 0, values[3] > 0 else {
             throw IIIFError.badRequest("region '\(text)' must have a positive width and height")
@@ -90,7 +91,7 @@ public struct IIIFRequest: Sendable, Hashable {
         guard parts.count == 2 else { throw IIIFError.badRequest("bad size '\(text)'") }
         func dimension(_ part: Substring) throws -> Int? {
             if part.isEmpty { return nil }
-            guard part.allSatisfy(\.isNumber), let value = Int(part), value > 0 else {
+            guard part.allSatisfy(\.isNumber), let value = Int(part), value > 0, value <= largestNumber else {
                 throw IIIFError.badRequest("bad size '\(text)'")
             }
             return value
@@ -113,13 +114,18 @@ public struct IIIFRequest: Sendable, Hashable {
         return (degrees, mirror)
     }
 
-    /// Comma-separated non-negative decimals (no exponents, no signs), as the spec writes them.
+    /// The largest number a request may give (pixels, percents, degrees): far past any image's size, and small
+    /// enough that the pixel arithmetic on it cannot overflow.
+    static let largestNumber = 1 << 31
+
+    /// Comma-separated non-negative decimals (no exponents, no signs), as the spec writes them, each at most
+    /// `largestNumber`.
     private static func numbers(_ text: Substring, count: Int, what: String) throws -> [Double] {
         let parts = text.split(separator: ",", omittingEmptySubsequences: false)
         let values = parts.compactMap { part -> Double? in
             guard !part.isEmpty, part.allSatisfy({ $0.isNumber || $0 == "." }), part.filter({ $0 == "." }).count <= 1
             else { return nil }
-            return Double(part)
+            return Double(part).flatMap { $0 <= Double(largestNumber) ? $0 : nil }
         }
         guard parts.count == count, values.count == count else { throw IIIFError.badRequest("bad \(what) '\(text)'") }
         return values

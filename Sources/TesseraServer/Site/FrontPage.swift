@@ -67,7 +67,7 @@ struct FrontPage: Sendable {
     }
 
     private func folderCard(_ folder: String) -> String {
-        let name = escapeHTML((folder as NSString).lastPathComponent)
+        let name = escapeHTML(ImageCatalog.lastComponent(of: folder))
         return "<li class=\"folder\"><a href=\"\(Self.browsePath(folder))\"><span class=\"icon\"></span>"
             + "<span class=\"name\">\(name)/</span></a></li>"
     }
@@ -75,7 +75,7 @@ struct FrontPage: Sendable {
     /// A card for one image: its thumbnail, name, size and format, or what is wrong with it.
     private func imageCard(_ identifier: String) -> String {
         let encoded = Self.encode(identifier)
-        let name = escapeHTML((identifier as NSString).lastPathComponent)
+        let name = escapeHTML(ImageCatalog.lastComponent(of: identifier))
         let info = "\(prefix)/\(encoded)/info.json"
         let properties: ImageProperties
         do {

@@ -45,6 +45,10 @@ struct JPEGHuffmanTable {
             let count = counts[length - 1]
             offset[length] = Int32(index - code)
             for _ in 0..<count {
+                // A complete code of this length leaves no room for more; more codes than fit is corrupt.
+                guard code < 1 << length else {
+                    throw TesseraError.corrupt(path: name, detail: "a Huffman table has more codes than fit in \(length) bits")
+                }
                 if length <= Self.lookupBits {
                     let shift = Self.lookupBits - length
                     for fill in 0..<(1 << shift) {
@@ -55,10 +59,6 @@ struct JPEGHuffmanTable {
                 index += 1
             }
             if count > 0 { maxCode[length] = Int32(code - 1) }
-            // A complete code of this length leaves no room for longer ones; more codes than fit is corrupt.
-            guard code <= 1 << length else {
-                throw TesseraError.corrupt(path: name, detail: "a Huffman table has more codes than fit in \(length) bits")
-            }
             code <<= 1
         }
     }
