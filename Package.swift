@@ -19,6 +19,7 @@ let package = Package(
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD"),
         .systemLibrary(name: "CSDL2", path: "Sources/CSDL2", pkgConfig: "sdl2"),
+        .systemLibrary(name: "CXML2", path: "Sources/CXML2", pkgConfig: "libxml-2.0"),
         // The few C shims the libraries need: setjmp/longjmp error recovery for libjpeg and libpng,
         // per-handle error capture for libtiff.
         .target(
@@ -32,7 +33,7 @@ let package = Package(
         // Image I/O and processing over the C codecs.
         .target(
             name: "Tessera",
-            dependencies: ["CJPEG", "CPNG", "CTIFF", "CWebP", "CZlib", "CCodecShims"]
+            dependencies: ["CJPEG", "CPNG", "CTIFF", "CWebP", "CZlib", "CXML2", "CCodecShims"]
         ),
         // libmicrohttpd's varargs start function, which Swift cannot call.
         .target(name: "CServerShims", dependencies: ["CMicroHTTPD"], linkerSettings: [.linkedLibrary("microhttpd")]),
@@ -46,6 +47,10 @@ let package = Package(
             name: "TilingSimulation", dependencies: ["TesseraTiling", "Tessera"], path: "Benchmarks/TilingSimulation",
             exclude: ["README.md"]
         ),
+        // Tessera's parsers as fuzz targets: under libFuzzer when built with -DFUZZING (make fuzz), else replaying
+        // saved inputs (the regression inputs in Tests/Fuzz, run by make test).
+        .executableTarget(name: "tessera-fuzz", dependencies: ["Tessera", "TesseraServer", "TesseraViewer"],
+                          path: "Sources/TesseraFuzz"),
         // Feeds a file to IncrementalImageSource in chunks, or decodes it one-shot, for Benchmarks/incremental.py.
         .executableTarget(name: "IncrementalFeed", dependencies: ["Tessera"], path: "Benchmarks/IncrementalFeed"),
 

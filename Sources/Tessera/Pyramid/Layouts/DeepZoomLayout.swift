@@ -1,7 +1,4 @@
-import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
+import CXML2
 
 /// Deep Zoom: `NAME.dzi` (XML: TileSize, Overlap, Format, Size) beside `NAME_files/{level}/{column}_{row}.{ext}`,
 /// level 0 the smallest; by default 254-pixel tiles with a 1-pixel overlap, down to 1 x 1, as libvips writes.
@@ -64,24 +61,62 @@ public struct DeepZoomLayout: PyramidLayout {
             self.format = format
         }
 
-        /// Parses the XML of a `.dzi` (the `Image` element's TileSize, Overlap and Format, its `Size` element's
-        /// Width and Height); `path` names the file in errors.
+        /// Parses the XML of a `.dzi` with libxml2 (the `Image` element's TileSize, Overlap and Format, its `Size`
+        /// element's Width and Height, the elements matched by local name, so with or without a namespace prefix);
+        /// `path` names the file in errors. No network access, no entity expansion beyond libxml2's own limits.
         public init(xml: [UInt8], path: String) throws {
-            let parser = XMLParser(data: Data(xml))
-            let reader = ElementReader()
-            parser.delegate = reader
-            parser.shouldResolveExternalEntities = false
-            guard parser.parse() else {
-                let detail = parser.parserError.map { "\($0.localizedDescription)" } ?? "not well-formed XML"
-                throw TesseraError.corrupt(path: path, detail: "the .dzi is not XML: \(detail)")
+            let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue)
+            let document = xml.withUnsafeBufferPointer { bytes in
+                bytes.baseAddress.map { start in
+                    start.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                        xmlReadMemory($0, Int32(clamping: bytes.count), nil, nil, options)
+                    }
+                } ?? nil
             }
-            let image = reader.elements["Image"], size = reader.elements["Size"]
-            guard let width = size?["Width"].flatMap(Int.init), let height = size?["Height"].flatMap(Int.init),
-                  let tileSize = image?["TileSize"].flatMap(Int.init) else {
+            guard let document else {
+                let message = xmlGetLastError().flatMap { $0.pointee.message }
+                    .flatMap { String(cString: $0).split(separator: "\n").first.map(String.init) } ?? "empty"
+                throw TesseraError.corrupt(path: path, detail: "the .dzi is not XML: \(message)")
+            }
+            defer { xmlFreeDoc(document) }
+            let image = Self.element(named: "Image", in: xmlDocGetRootElement(document))
+            let size = Self.element(named: "Size", in: image?.pointee.children)
+            guard let image, let size, let width = Self.integer("Width", of: size),
+                  let height = Self.integer("Height", of: size), let tileSize = Self.integer("TileSize", of: image) else {
                 throw TesseraError.corrupt(path: path, detail: "a .dzi needs an Image with a TileSize and a Size with Width and Height")
             }
             self.init(imageSize: Size(width: width, height: height), tileSize: tileSize,
-                      overlap: image?["Overlap"].flatMap(Int.init) ?? 0, format: image?["Format"] ?? "jpg")
+                      overlap: Self.integer("Overlap", of: image) ?? 0, format: Self.attribute("Format", of: image) ?? "jpg")
+        }
+
+        /// The first element called `name` among `node` and its siblings, or below them, depth first.
+        private static func element(named name: String, in node: xmlNodePtr?) -> xmlNodePtr? {
+            var node = node
+            while let current = node {
+                if current.pointee.type == XML_ELEMENT_NODE {
+                    if String(cString: current.pointee.name) == name { return current }
+                    if let found = element(named: name, in: current.pointee.children) { return found }
+                }
+                node = current.pointee.next
+            }
+            return nil
+        }
+
+        /// The value of the attribute called `name` (by local name), read in place from the parsed tree.
+        private static func attribute(_ name: String, of node: xmlNodePtr) -> String? {
+            var attribute = node.pointee.properties
+            while let current = attribute {
+                if String(cString: current.pointee.name) == name {
+                    guard let text = current.pointee.children, let content = text.pointee.content else { return "" }
+                    return String(cString: content)
+                }
+                attribute = current.pointee.next
+            }
+            return nil
+        }
+
+        private static func integer(_ name: String, of node: xmlNodePtr) -> Int? {
+            attribute(name, of: node).flatMap { Int($0.filter { !$0.isWhitespace }) }
         }
 
         /// The `.dzi` file's bytes.
@@ -94,17 +129,6 @@ public struct DeepZoomLayout: PyramidLayout {
                 </Image>
 
                 """.utf8)
-        }
-    }
-
-    /// Collects the attributes of the first element of each name, without their namespace prefix.
-    private final class ElementReader: NSObject, XMLParserDelegate {
-        var elements: [String: [String: String]] = [:]
-
-        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
-                    attributes: [String: String] = [:]) {
-            let local = name.split(separator: ":").last.map(String.init) ?? name
-            if elements[local] == nil { elements[local] = attributes }
         }
     }
 }
