@@ -120,21 +120,22 @@ public final class IIIFService: Sendable {
     }
 
     /// The stored JPEG that answers the request exactly, if there is one: a tile of a pyramid level (cut by the
-    /// image's edge or not), asked for at that level's size, as it is, in JPEG. This is the path that needs no
-    /// decoding and no encoding.
+    /// image's edge or not), asked for at its size in the level as stored (which, for a level halved rounding
+    /// down, may be a pixel short of the size the geometry gives), as it is, in JPEG. This is the path that needs
+    /// no decoding and no encoding; a tile asked for a pixel off its stored size is rendered from its level.
     private func storedTile(for request: IIIFResolvedRequest, in image: OpenImages.Image) throws -> [UInt8]? {
         guard request.rotation == 0, !request.mirror, request.format == "jpg",
               request.quality == .default || (request.quality == .color && image.source.properties.colorModel != .gray),
               let (scale, column, row) = IIIFTileGeometry(imageSize: image.source.properties.size,
                                                           tileWidth: tileSize(of: image),
                                                           tileHeight: tileSize(of: image))
-                  .tile(region: request.region, size: request.size)
+                  .tile(region: request.region, size: request.size, slack: 1)
         else { return nil }
-        if let tiles = image.tiles { return try tiles.jpeg(scale: scale, column: column, row: row) }
+        if let tiles = image.tiles { return try tiles.jpeg(scale: scale, column: column, row: row, size: request.size) }
         let factor = PyramidCache.previewFactor
         guard let tiles = image.previewTiles, tiles.tileSize == tileSize(of: image), scale % factor == 0
         else { return nil }
-        return try tiles.jpeg(scale: scale / factor, column: column, row: row)
+        return try tiles.jpeg(scale: scale / factor, column: column, row: row, size: request.size)
     }
 
     /// The tile size clients are told to ask for: the stored tiles' when there are any.
