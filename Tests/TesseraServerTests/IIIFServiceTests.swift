@@ -143,6 +143,24 @@ import Testing
         #expect(interior.body == (try tiles.jpeg(scale: 2, column: 1, row: 1, size: Size(width: 256, height: 256))))
     }
 
+    /// info.json's `sizes` are the levels libvips stored (rounded down), and asking for one is that level's pixels
+    /// as stored, re-encoded: not the level stretched by a pixel, not a larger level shrunk.
+    @Test(needsVips) func sizesAreTheStoredLevelsAndAreReadAsTheyAre() throws {
+        let (_, pyramid) = try libvipsPyramid()
+        let service = IIIFService(catalog: try ImageCatalog(path: folder + "/images"))
+        let info = try JSONSerialization.jsonObject(with: Data(get(service, "/iiif/vips/info.json").body)) as! [String: Any]
+        let sizes = (info["sizes"] as! [[String: Int]]).map { Size(width: $0["width"]!, height: $0["height"]!) }
+        let levels = try ImageSource(path: pyramid).properties.levels
+        #expect(sizes == levels.dropFirst().reversed(), "\(sizes) against \(levels)")
+        for scale in [2, 4] {
+            let level = levels[scale == 2 ? 1 : 2]
+            let answer = try pixels(get(service, "/iiif/vips/full/\(level.width),\(level.height)/0/default.png"))
+            let stored = try ImageSource(path: pyramid).makeReader(ReadOptions(
+                region: Rect(x: 0, y: 0, width: level.width * scale, height: level.height * scale), scale: scale)).readAll()
+            #expect(answer.size == stored.size && answer.bytes == stored.bytes, "the 1/\(scale) level as stored")
+        }
+    }
+
     private func modified(_ name: String) throws -> Date {
         try FileManager.default.attributesOfItem(atPath: "\(folder)/images/\(name).jpg")[.modificationDate] as! Date
     }

@@ -36,10 +36,15 @@ enum IIIFRenderer {
         guard let mediaType = mediaTypes[request.format], let format = ImageFormat(fileExtension: request.format) else {
             throw IIIFError.unsupportedFormat(request.format)
         }
-        let size = request.size
-        let region = request.region.reduced(by: sourceReduction).intersection(Rect(source.properties.size))
-        var reader: any ImageReader = try source.makeReader(
-            ReadOptions(region: region, scale: reduction(for: request) / sourceReduction))
+        let size = request.size, scale = reduction(for: request) / sourceReduction
+        var region = request.region.reduced(by: sourceReduction).intersection(Rect(source.properties.size))
+        // A level halved rounding down stops short of the image's last pixels: a size that is exactly its pixels
+        // of the region (a `sizes` entry, a tile as stored) is read as the level has it, not stretched to it.
+        if let level = source.properties.storedLevel(scale: scale), region.reduced(by: scale).size != size {
+            let stored = region.intersection(Rect(x: 0, y: 0, width: level.width * scale, height: level.height * scale))
+            if !stored.isEmpty, stored.reduced(by: scale).size == size { region = stored }
+        }
+        var reader: any ImageReader = try source.makeReader(ReadOptions(region: region, scale: scale))
         if reader.size != size { reader = try ResamplingReader(source: reader, size: size) }
         var image = try reader.readAll(budget: source.budget, name: source.input.name)
         image = image.oriented(exif: exifOrientation(rotation: request.rotation, mirror: request.mirror))

@@ -85,7 +85,7 @@ public final class IIIFService: Sendable {
 
     private func info(path: String, id: String, request: HTTPRequest) throws -> HTTPResponse {
         let image = try images.open(path)
-        let document = IIIFInfo(id: id, size: image.source.properties.size, tileSize: tileSize(of: image),
+        let document = IIIFInfo(id: id, properties: image.source.properties, tileSize: tileSize(of: image),
                                 limits: configuration.limits)
         return validators(image: image, tag: "info " + id).respond(to: request) { (document.json, IIIFInfo.contentType) }
     }
