@@ -161,6 +161,27 @@ import Testing
         }
     }
 
+    /// Rendered responses are kept once for every spelling and host that asks, and a changed file misses them;
+    /// stored tiles are not kept.
+    @Test(needsVips) func renderedResponsesAreKeptByTheirCanonicalRequestAndTheFile() throws {
+        let path = try image("plain")
+        _ = try libvipsPyramid()
+        let service = IIIFService(catalog: try ImageCatalog(path: folder + "/images"))
+        let first = get(service, "/iiif/plain/full/300,/0/default.jpg")
+        let again = service.handle(HTTPRequest(method: "GET", path: "/iiif/plain/full/300,300/0/default.jpg",
+                                               headers: ["host": "other.example.org"]))
+        #expect(again.body == first.body && service.responses.usage.count == 1)
+        _ = get(service, "/iiif/vips/0,0,1024,1024/256,/0/default.jpg")
+        #expect(service.responses.usage.count == 1, "a stored tile is not kept")
+        var black = ImageBuffer(width: 2400, height: 2400, format: .rgb8)
+        black.bytes = [UInt8](repeating: 0, count: black.bytes.count)
+        try ImageWriter.write(BufferReader(black), to: path)
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: 60)], ofItemAtPath: path)
+        let changed = get(service, "/iiif/plain/full/300,/0/default.jpg")
+        #expect(changed.status == 200 && changed.body != first.body, "a changed file is rendered again")
+        #expect(service.responses.usage.count == 2)
+    }
+
     private func modified(_ name: String) throws -> Date {
         try FileManager.default.attributesOfItem(atPath: "\(folder)/images/\(name).jpg")[.modificationDate] as! Date
     }
