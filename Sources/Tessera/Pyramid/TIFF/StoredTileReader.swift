@@ -45,9 +45,10 @@ public final class StoredTileReader: Sendable {
                   [1, 6].contains(file.u16(TIFFTAG_PHOTOMETRIC)), file.u16Defaulted(TIFFTAG_BITSPERSAMPLE) == 8,
                   let width = file.u32(TIFFTAG_TILEWIDTH), let height = file.u32(TIFFTAG_TILELENGTH), width == height,
                   side == nil || side == Int(width) else { continue }
+            // A level halved rounding up is not the full width divided by its own (7001 / 3501 is 1).
+            guard let scale = (0..<31).lazy.map({ 1 << $0 })
+                .first(where: { TIFFPyramid.matches(level.size, full: full, factor: $0) }) else { continue }
             side = Int(width)
-            let scale = full.width / level.size.width
-            guard scale >= 1, scale & (scale - 1) == 0 else { continue }
             let columns = (level.size.width + Int(width) - 1) / Int(width)
             let rows = (level.size.height + Int(width) - 1) / Int(width)
             let ranges = (0..<UInt32(columns * rows)).map { file.byteRange(ofBlock: $0) }
