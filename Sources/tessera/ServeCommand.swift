@@ -19,7 +19,7 @@ enum ServeCommand: Command {
             GET /stream/{identifier}/{size} sends the image, its longer side at most size pixels (or max), as a
             progressive JPEG while it is encoded (chunked): its first scans arrive before the last is encoded.
             """,
-        options: [port, host, prefix, threads] + PyramidCacheOptions.all + [web, quiet])
+        options: [port, host, prefix, threads] + PyramidCacheOptions.all + [responseCache, web, quiet])
 
     static let port = Option("port", .integer(in: 0...65_535), default: defaultPort, "TCP port; 0 picks a free one")
     /// The port unless `--port` says otherwise; `tile --layout iiif` writes ids for it.
@@ -27,6 +27,8 @@ enum ServeCommand: Command {
     static let host = Option("host", .text("ADDRESS"), default: "127.0.0.1", "IPv4 address to listen on")
     static let prefix = Option("prefix", .urlPrefix, default: IIIFService.Configuration().prefix,
                                "URL path before identifiers")
+    static let responseCache = Option("response-cache", .byteSize, default: IIIFService.Configuration().responseCacheBytes,
+                                      "most memory rendered responses are kept in (stored tiles are sent as they are)")
     static let threads = CommonOptions.threads("request threads", perCore: 2, upTo: 1024)
     static let web = Option("web", ValueKind.text("DIR").optional,
                             default: .described("the Web/ folder found from the executable up", nil), "the viewer's files")
@@ -37,6 +39,7 @@ enum ServeCommand: Command {
         var configuration = IIIFService.Configuration()
         configuration.prefix = arguments[prefix] == "/" ? "" : arguments[prefix]
         configuration.cache = try PyramidCacheOptions.open(arguments)
+        configuration.responseCacheBytes = arguments[responseCache]
         let catalog: ImageCatalog
         do {
             catalog = try ImageCatalog(path: paths[0])

@@ -126,6 +126,8 @@ import Tessera
             #expect(arguments[PyramidCacheOptions.size] == 1 << 30)
             #expect(arguments[PyramidCacheOptions.off])
         }
+        let serve = try parse(["x", "--response-cache", "32M"], ServeCommand.spec)
+        #expect(serve[ServeCommand.responseCache] == 32 << 20)
         let view = try parse(["x", "--memory-cache", "64M"], ViewCommand.spec)
         #expect(view[ViewCommand.memoryCache] == 64 << 20)
         #expect(view[PyramidCacheOptions.size] == 8 << 30)

@@ -82,6 +82,18 @@ private func buildTIFF(format: TileFormat, pixelFormat: PixelFormat = .rgb8, lev
         }
     }
 
+    /// Levels halved rounding up (300 x 200 down to 38 x 25) keep their stored tiles at every scale: 75 / 38 is no
+    /// power of two.
+    @Test func everyLevelHalvedRoundingUpHasItsStoredTiles() throws {
+        let (plan, bytes) = try buildTIFF(format: .jpeg, levels: .pages)
+        let tiles = try #require(try StoredTileReader(source: ImageSource(bytes: bytes)))
+        for level in plan.levels {
+            let size = Size(width: min(64, level.size.width), height: min(64, level.size.height))
+            #expect(try tiles.jpeg(scale: level.scaleFactor, column: 0, row: 0, size: size) != nil, "1/\(level.scaleFactor)")
+        }
+        #expect(plan.levels.map(\.scaleFactor) == [1, 2, 4, 8])
+    }
+
     @Test func pyramidalTIFFSubIFDsHangOffTheFirstDirectory() throws {
         let (plan, bytes) = try buildTIFF(format: .png, pixelFormat: .rgba8, levels: .subIFDs)
         let first = parseDirectory(bytes, at: Int(bytes[4]) | Int(bytes[5]) << 8 | Int(bytes[6]) << 16, big: false)

@@ -71,12 +71,12 @@ import Testing
             let tiles = try #require(try ImageSource(path: path).storedJPEGTiles())
             let folder = (path as NSString).deletingLastPathComponent
             let file = layout == "dz" ? folder + "/pyramid_files/8/1_0.jpeg" : folder + "/64,0,64,64/64,64/0/default.jpg"
-            let stored = try tiles.jpeg(scale: 1, column: 1, row: 0)
+            let stored = try tiles.jpeg(scale: 1, column: 1, row: 0, size: Size(width: 64, height: 64))
             #expect(stored == Array(try Data(contentsOf: URL(fileURLWithPath: file))), "\(layout)")
             let edgeFile = layout == "dz" ? folder + "/pyramid_files/8/3_0.jpeg" : folder + "/192,0,8,64/8,64/0/default.jpg"
-            let edge = try tiles.jpeg(scale: 1, column: 3, row: 0)
+            let edge = try tiles.jpeg(scale: 1, column: 3, row: 0, size: Size(width: 8, height: 64))
             #expect(edge == Array(try Data(contentsOf: URL(fileURLWithPath: edgeFile))), "edge tiles are stored at their size")
-            #expect(try tiles.jpeg(scale: 1, column: 4, row: 0) == nil, "past the image")
+            #expect(try tiles.jpeg(scale: 1, column: 4, row: 0, size: Size(width: 8, height: 64)) == nil, "past the image")
         }
     }
 

@@ -23,7 +23,7 @@ HELP_DEFAULTS = {
              "(default: http://localhost:8000/ and OUT's name)", "(1-256; default: one per core)",
              "(1-100; default 75)"],
     "serve": ["(0-65535; default 8000)", "(default 127.0.0.1)", "(default /iiif)", "(1-1024; default: 2 per core)",
-              "--cache DIR", "--cache-size SIZE", "(default 8G)", "--no-cache"],
+              "--cache DIR", "--cache-size SIZE", "(default 8G)", "--no-cache", "--response-cache SIZE", "(default 128M)"],
     "view": ["(default 1024x768)", "--memory-cache SIZE", "(default 256M)", "(1-256; default: one per core)",
              "--cache DIR", "--cache-size SIZE", "(default 8G)", "--no-cache"],
 }

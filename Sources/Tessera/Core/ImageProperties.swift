@@ -105,4 +105,10 @@ public struct ImageProperties: Sendable, Codable, Equatable {
     }
 
     public var size: Size { Size(width: width, height: height) }
+
+    /// The size of the stored level that is the image reduced `scale` times (a power of two), halved rounding up or
+    /// down as writers do; the full size at scale 1, nil when no level is stored at that scale.
+    public func storedLevel(scale: Int) -> Size? {
+        scale == 1 ? size : levels.dropFirst().first { TIFFPyramid.matches($0, full: size, factor: scale) }
+    }
 }

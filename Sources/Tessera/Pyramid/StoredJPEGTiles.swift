@@ -5,9 +5,10 @@ public protocol StoredJPEGTiles: Sendable {
     /// The tile side in pixels, the same on every level.
     var tileSize: Int { get }
     /// The JPEG of the tile covering full-resolution pixels `(column * tileSize * scale, row * tileSize * scale)` at
-    /// reduction `scale`, at its size within that level (a tile at the right or bottom edge is narrower), as stored
-    /// or losslessly cropped; nil when the pyramid has no such stored tile.
-    func jpeg(scale: Int, column: Int, row: Int) throws -> [UInt8]?
+    /// reduction `scale`, when its size within that level is `size` (a tile at the right or bottom edge is
+    /// narrower, and a level halved rounding down a pixel shorter still), as stored or losslessly cropped; nil when
+    /// the pyramid has no such stored tile or it is not that size.
+    func jpeg(scale: Int, column: Int, row: Int, size: Size) throws -> [UInt8]?
     /// The memory the tile index holds, in bytes, for callers that keep many open.
     var indexByteCount: Int { get }
 }

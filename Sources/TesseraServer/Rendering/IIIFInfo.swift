@@ -9,9 +9,12 @@ struct IIIFInfo {
     static let profileURI = "http://iiif.io/api/image/3/level2.json"
 
     let id: String
-    let size: Tessera.Size
+    /// The image's size and its stored levels.
+    let properties: ImageProperties
     let tileSize: Int
     let limits: IIIFLimits
+
+    private var size: Tessera.Size { properties.size }
 
     /// The pyramid a viewer walks: levels halving down to the one that fits in one tile.
     private var levels: [PyramidPlan.LevelPlan] {
@@ -21,8 +24,12 @@ struct IIIFInfo {
     /// Scale factors 1, 2, 4, ... down to the one at which the image fits in one tile.
     var scaleFactors: [Int] { levels.map(\.scaleFactor) }
 
-    /// Whole-image sizes a viewer can ask for first: each reduced level's size, smallest first.
-    var sizes: [Tessera.Size] { levels.dropFirst().reversed().map(\.size) }
+    /// Whole-image sizes a viewer can ask for first, smallest first: each reduced level's size as stored (a level
+    /// halved rounding down is a pixel short of the rounded-up size), so that asking for one reads that level as it
+    /// is.
+    var sizes: [Tessera.Size] {
+        levels.dropFirst().reversed().map { properties.storedLevel(scale: $0.scaleFactor) ?? $0.size }
+    }
 
     var json: [UInt8] {
         var object: [String: Any] = [

@@ -9,12 +9,21 @@ enum IIIFRenderer {
     /// Formats in the spec that the server does not write: 415, not 400.
     static let knownFormats: Set = ["jpg", "png", "webp", "tif", "gif", "pdf", "jp2"]
 
-    /// The largest power-of-two reduction of the request's region that still covers its size.
+    /// The largest power-of-two reduction of the request's region that is at most a pixel short of its size.
+    /// Viewers ask for a level's tiles a pixel off its size (a width rounded up, a level halved rounding down, a
+    /// height rounded from that width's aspect ratio): that level, stretched by the pixel with the kernel, is the
+    /// answer, not one twice as large.
     static func reduction(for request: IIIFResolvedRequest) -> Int {
         let region = request.region, size = request.size
+        /// Under a pixel over the level on an axis, as a size rounded up makes it, or as a size rounded from the
+        /// other's aspect ratio makes it: the other's pixel scaled to this axis, plus half a pixel.
+        func covers(_ requested: Int, _ extent: Int, other: Int, at scale: Int) -> Bool {
+            Double(requested) < Double(extent) / Double(scale) + max(1, Double(extent) / Double(other)) + 0.5
+        }
         var scale = 1
-        while (region.width + 2 * scale - 1) / (2 * scale) >= size.width
-                && (region.height + 2 * scale - 1) / (2 * scale) >= size.height {
+        while 2 * scale <= max(region.width, region.height),
+              covers(size.width, region.width, other: region.height, at: 2 * scale),
+              covers(size.height, region.height, other: region.width, at: 2 * scale) {
             scale *= 2
         }
         return scale
@@ -27,10 +36,15 @@ enum IIIFRenderer {
         guard let mediaType = mediaTypes[request.format], let format = ImageFormat(fileExtension: request.format) else {
             throw IIIFError.unsupportedFormat(request.format)
         }
-        let size = request.size
-        let region = request.region.reduced(by: sourceReduction).intersection(Rect(source.properties.size))
-        var reader: any ImageReader = try source.makeReader(
-            ReadOptions(region: region, scale: reduction(for: request) / sourceReduction))
+        let size = request.size, scale = reduction(for: request) / sourceReduction
+        var region = request.region.reduced(by: sourceReduction).intersection(Rect(source.properties.size))
+        // A level halved rounding down stops short of the image's last pixels: a size that is exactly its pixels
+        // of the region (a `sizes` entry, a tile as stored) is read as the level has it, not stretched to it.
+        if let level = source.properties.storedLevel(scale: scale), region.reduced(by: scale).size != size {
+            let stored = region.intersection(Rect(x: 0, y: 0, width: level.width * scale, height: level.height * scale))
+            if !stored.isEmpty, stored.reduced(by: scale).size == size { region = stored }
+        }
+        var reader: any ImageReader = try source.makeReader(ReadOptions(region: region, scale: scale))
         if reader.size != size { reader = try ResamplingReader(source: reader, size: size) }
         var image = try reader.readAll(budget: source.budget, name: source.input.name)
         image = image.oriented(exif: exifOrientation(rotation: request.rotation, mirror: request.mirror))

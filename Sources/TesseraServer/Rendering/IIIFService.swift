@@ -15,13 +15,18 @@ public final class IIIFService: Sendable {
         public var jpegQuality = 85
         /// Where pyramids of large plain images are built and kept; nil serves every image as it is.
         public var cache: PyramidCache?
+        /// The most memory rendered responses are kept in (`ResponseCache`), in bytes.
+        public var responseCacheBytes = 128 << 20
 
-        /// The defaults: `/iiif`, 256-pixel tiles, responses of at most 25 MP, JPEG quality 85, no pyramid cache.
+        /// The defaults: `/iiif`, 256-pixel tiles, responses of at most 25 MP, JPEG quality 85, no pyramid cache,
+        /// 128 MiB of rendered responses.
         public init() {}
     }
 
     public let catalog: ImageCatalog
     public let configuration: Configuration
+    /// The rendered responses, shared by every client.
+    public let responses: ResponseCache
     private let images: OpenImages
 
     /// A service answering for the images of `catalog`.
@@ -29,6 +34,7 @@ public final class IIIFService: Sendable {
         self.catalog = catalog
         self.configuration = configuration
         images = OpenImages(cache: configuration.cache)
+        responses = ResponseCache(byteLimit: configuration.responseCacheBytes)
     }
 
     /// Answers one request whose path starts with the prefix.
@@ -85,7 +91,7 @@ public final class IIIFService: Sendable {
 
     private func info(path: String, id: String, request: HTTPRequest) throws -> HTTPResponse {
         let image = try images.open(path)
-        let document = IIIFInfo(id: id, size: image.source.properties.size, tileSize: tileSize(of: image),
+        let document = IIIFInfo(id: id, properties: image.source.properties, tileSize: tileSize(of: image),
                                 limits: configuration.limits)
         return validators(image: image, tag: "info " + id).respond(to: request) { (document.json, IIIFInfo.contentType) }
     }
@@ -106,13 +112,21 @@ public final class IIIFService: Sendable {
             image = try images.open(path)
         }
         let maxSize = IIIFRequest.maxSize(of: resolved.region.size, limits: configuration.limits, upscale: false)
-        let canonical = base + "/" + resolved.canonicalPath(imageSize: size, maxSize: maxSize)
+        let canonicalPath = resolved.canonicalPath(imageSize: size, maxSize: maxSize)
+        let canonical = base + "/" + canonicalPath
         var response = try validators(image: image, tag: canonical).respond(to: request) {
             if let stored = try storedTile(for: resolved, in: image) { return (stored, "image/jpeg") }
             let preview = image.current.preview.flatMap { reduction >= PyramidCache.previewFactor ? $0 : nil }
-            let rendered = try IIIFRenderer.render(resolved, from: preview ?? image.source,
-                                                   reducedBy: preview == nil ? 1 : PyramidCache.previewFactor,
-                                                   quality: configuration.jpegQuality)
+            let source = preview ?? image.source
+            // What the bytes depend on: the file as it is now, what it is read from (the file, its pyramid, the
+            // preview) and the request in its canonical form, whatever the host or the spelling asked with.
+            let key = "\(path)\n\(image.size) \(image.modified.timeIntervalSince1970)\n\(source.input.name)\n\(canonicalPath)"
+            let rendered = try responses.response(for: key) {
+                let (bytes, mediaType) = try IIIFRenderer.render(resolved, from: source,
+                                                                 reducedBy: preview == nil ? 1 : PyramidCache.previewFactor,
+                                                                 quality: configuration.jpegQuality)
+                return ResponseCache.Response(bytes: bytes, mediaType: mediaType)
+            }
             return (rendered.bytes, rendered.mediaType)
         }
         response.headers.append(("Link", "<\(canonical)>;rel=\"canonical\", <\(IIIFInfo.profileURI)>;rel=\"profile\""))
@@ -120,21 +134,22 @@ public final class IIIFService: Sendable {
     }
 
     /// The stored JPEG that answers the request exactly, if there is one: a tile of a pyramid level (cut by the
-    /// image's edge or not), asked for at that level's size, as it is, in JPEG. This is the path that needs no
-    /// decoding and no encoding.
+    /// image's edge or not), asked for at its size in the level as stored (which, for a level halved rounding
+    /// down, may be a pixel short of the size the geometry gives), as it is, in JPEG. This is the path that needs
+    /// no decoding and no encoding; a tile asked for a pixel off its stored size is rendered from its level.
     private func storedTile(for request: IIIFResolvedRequest, in image: OpenImages.Image) throws -> [UInt8]? {
         guard request.rotation == 0, !request.mirror, request.format == "jpg",
               request.quality == .default || (request.quality == .color && image.source.properties.colorModel != .gray),
               let (scale, column, row) = IIIFTileGeometry(imageSize: image.source.properties.size,
                                                           tileWidth: tileSize(of: image),
                                                           tileHeight: tileSize(of: image))
-                  .tile(region: request.region, size: request.size)
+                  .tile(region: request.region, size: request.size, slack: 1)
         else { return nil }
-        if let tiles = image.tiles { return try tiles.jpeg(scale: scale, column: column, row: row) }
+        if let tiles = image.tiles { return try tiles.jpeg(scale: scale, column: column, row: row, size: request.size) }
         let factor = PyramidCache.previewFactor
         guard let tiles = image.previewTiles, tiles.tileSize == tileSize(of: image), scale % factor == 0
         else { return nil }
-        return try tiles.jpeg(scale: scale / factor, column: column, row: row)
+        return try tiles.jpeg(scale: scale / factor, column: column, row: row, size: request.size)
     }
 
     /// The tile size clients are told to ask for: the stored tiles' when there are any.

@@ -69,15 +69,20 @@ public struct IIIFTileGeometry: Sendable, Hashable {
     }
 
     /// The tile a request for full-resolution `region` at `size` asks for, when it is one at a power-of-two
-    /// reduction (edge tiles cut to the image, as any client asks); nil for any other request.
-    public func tile(region: Rect, size: Size) -> (scale: Int, column: Int, row: Int)? {
+    /// reduction (edge tiles cut to the image, as any client asks) and `size` is within `slack` pixels of the
+    /// tile's on each axis; nil for any other request. A slack of 1 finds the tiles viewers ask for a pixel off:
+    /// a width rounded up, a height rounded from the aspect ratio, a level halved rounding down.
+    public func tile(region: Rect, size: Size, slack: Int = 0) -> (scale: Int, column: Int, row: Int)? {
         var scale = 1
         repeat {
             let spanX = tileWidth * scale, spanY = tileHeight * scale
             if region.x >= 0, region.y >= 0, region.x % spanX == 0, region.y % spanY == 0 {
                 let column = region.x / spanX, row = region.y / spanY
                 let rect = tileRect(scale: scale, column: column, row: row)
-                if size == rect.size, region == self.region(scale: scale, levelRect: rect) { return (scale, column, row) }
+                if abs(size.width - rect.width) <= slack, abs(size.height - rect.height) <= slack,
+                   region == self.region(scale: scale, levelRect: rect) {
+                    return (scale, column, row)
+                }
             }
             scale *= 2
         } while tileWidth * scale < 2 * max(imageSize.width, imageSize.height)

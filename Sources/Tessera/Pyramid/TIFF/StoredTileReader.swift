@@ -24,8 +24,6 @@ public final class StoredTileReader: Sendable {
 
     /// The memory the tiles' offsets, byte counts and shared tables hold, in bytes.
     public var indexByteCount: Int { levels.reduce(0) { $0 + 16 * $1.offsets.count + $1.tables.count } }
-    /// The full-resolution size, which the levels' sizes are reductions of.
-    private let fullSize: Size
     private let input: ImageInput
     private let descriptor: Int32
 
@@ -47,9 +45,10 @@ public final class StoredTileReader: Sendable {
                   [1, 6].contains(file.u16(TIFFTAG_PHOTOMETRIC)), file.u16Defaulted(TIFFTAG_BITSPERSAMPLE) == 8,
                   let width = file.u32(TIFFTAG_TILEWIDTH), let height = file.u32(TIFFTAG_TILELENGTH), width == height,
                   side == nil || side == Int(width) else { continue }
+            // A level halved rounding up is not the full width divided by its own (7001 / 3501 is 1).
+            guard let scale = (0..<31).lazy.map({ 1 << $0 })
+                .first(where: { TIFFPyramid.matches(level.size, full: full, factor: $0) }) else { continue }
             side = Int(width)
-            let scale = full.width / level.size.width
-            guard scale >= 1, scale & (scale - 1) == 0 else { continue }
             let columns = (level.size.width + Int(width) - 1) / Int(width)
             let rows = (level.size.height + Int(width) - 1) / Int(width)
             let ranges = (0..<UInt32(columns * rows)).map { file.byteRange(ofBlock: $0) }
@@ -70,7 +69,6 @@ public final class StoredTileReader: Sendable {
             descriptor = -1
         }
         tileSize = side
-        fullSize = full
         self.levels = levels
         input = source.input
     }
@@ -78,11 +76,14 @@ public final class StoredTileReader: Sendable {
     deinit { if descriptor >= 0 { close(descriptor) } }
 
     /// The JPEG of the tile covering full-resolution pixels `(column * tileSize * scale, row * tileSize * scale)` at
-    /// reduction `scale`: the stored bytes, or for a tile the level's edge cuts, the stored (padded) tile cropped to
-    /// its size without decoding (`JPEGLosslessCrop`); nil when the pyramid stores no such JPEG tile.
-    public func jpeg(scale: Int, column: Int, row: Int) throws -> [UInt8]? {
+    /// reduction `scale`, when its size within the level as stored (rounded either way) is `size`: the stored
+    /// bytes, or for a tile the level's edge cuts, the stored (padded) tile cropped to its size without decoding
+    /// (`JPEGLosslessCrop`); nil when the pyramid stores no such JPEG tile or it is not that size.
+    public func jpeg(scale: Int, column: Int, row: Int, size: Size) throws -> [UInt8]? {
         guard let level = levels.first(where: { $0.scale == scale }), column >= 0, row >= 0,
-              column * tileSize < level.size.width, row * tileSize < level.size.height else { return nil }
+              column * tileSize < level.size.width, row * tileSize < level.size.height,
+              size == Size(width: min(tileSize, level.size.width - column * tileSize),
+                           height: min(tileSize, level.size.height - row * tileSize)) else { return nil }
         let index = row * level.columns + column
         let offset = level.offsets[index], count = Int(level.byteCounts[index])
         guard count > 4, count < 64 << 20 else { return nil }
@@ -97,12 +98,7 @@ public final class StoredTileReader: Sendable {
         }
         guard tile[0] == 0xFF, tile[1] == 0xD8 else { return nil }
         let jpeg = level.tables.isEmpty ? tile : level.tables + tile.dropFirst(2)
-        let size = Size(width: min(tileSize, level.size.width - column * tileSize),
-                        height: min(tileSize, level.size.height - row * tileSize))
         guard size != Size(width: tileSize, height: tileSize) else { return jpeg }
-        // A writer that halves rounding down leaves levels a pixel short of the rounded-up size clients ask for:
-        // such edge tiles are not the answer.
-        guard level.size == reducedSize(fullSize, by: scale) else { return nil }
         return try JPEGLosslessCrop.topLeft(of: jpeg, size: size, name: input.name)
     }
 }

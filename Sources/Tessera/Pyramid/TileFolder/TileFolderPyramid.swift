@@ -124,10 +124,12 @@ extension TileFolderPyramid: StoredJPEGTiles {
     var indexByteCount: Int { 0 }
 
     /// Edge tiles are stored at their size, so every tile is sent as it is.
-    func jpeg(scale: Int, column: Int, row: Int) throws -> [UInt8]? {
+    func jpeg(scale: Int, column: Int, row: Int, size: Size) throws -> [UInt8]? {
         guard storesJPEGTiles, scaleFactors.contains(scale), column >= 0, row >= 0 else { return nil }
-        let size = levelSize(scale: scale)
-        guard column * tileWidth < size.width, row * tileHeight < size.height,
+        let level = levelSize(scale: scale)
+        guard column * tileWidth < level.width, row * tileHeight < level.height,
+              size == Size(width: min(tileWidth, level.width - column * tileWidth),
+                           height: min(tileHeight, level.height - row * tileHeight)),
               let path = tilePath(scale: scale, column: column, row: row) else { return nil }
         return try ImageInput.file(path: path).readAll(budget: .default, purpose: "a stored tile")
     }
