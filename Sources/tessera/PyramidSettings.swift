@@ -83,20 +83,29 @@ struct PyramidSettings: Sendable {
         options.threads = threads
         options.resume = partial.reusesTiles
         let sink: any TileSink
+        var store: (any PyramidContainer)?
         if layout == .tiff {
             sink = try PyramidalTIFFSink(path: output, plan: plan, pixelFormat: reader.format.with(bitDepth: 8),
                                          options: options, levelStorage: tiffLevels)
         } else {
             let name = OutputName(output)
             let layout = folderLayout(plan: plan, name: name.name)
-            let store: any PyramidContainer = container == .zip
+            let container: any PyramidContainer = self.container == .zip
                 ? try ZipContainer(path: name.zip, partial: partial, buildKey: key.description)
                 : try DirectoryContainer(parent: name.parent, entries: layout.topLevelEntries,
                                          buildKey: key.description, partial: partial)
-            sink = LayoutSink(layout: layout, container: store)
+            sink = LayoutSink(layout: layout, container: container)
+            store = container
         }
-        let report = try PyramidBuilder(plan: plan, sink: sink, options: options).build(from: reader) { done, total in
-            progress?.update(done, of: total)
+        let report: PyramidBuilder.Report
+        do {
+            report = try PyramidBuilder(plan: plan, sink: sink, options: options).build(from: reader) { done, total in
+                progress?.update(done, of: total)
+            }
+        } catch {
+            // A bad source stays bad: leave nothing of it behind (a kill, which a resume mends, never gets here).
+            store?.discard()
+            throw error
         }
         try record.didBuild(key)
         return Built(skipped: false, tiles: plan.tileCount, tilesReused: report.tilesReused, bytes: record.outputBytes())

@@ -7,6 +7,8 @@ public protocol PyramidContainer: AnyObject, Sendable {
     func write(_ bytes: [UInt8], to path: String) throws
     /// Moves the finished pyramid into place.
     func commit() throws
+    /// Removes the partial build, after a failure a resume would not mend (the source is bad).
+    func discard()
 }
 
 /// What a new build does with the partial build an interrupted one left under the same output.

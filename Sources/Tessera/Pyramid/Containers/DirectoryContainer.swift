@@ -97,6 +97,10 @@ public final class DirectoryContainer: PyramidContainer {
         try files.removeItem(atPath: partialRoot)
     }
 
+    public func discard() {
+        try? FileManager.default.removeItem(atPath: partialRoot)
+    }
+
     /// Creates `folder` and its parents once, remembering what exists so tiles do not each pay for mkdir.
     private func ensureFolder(_ folder: String) throws {
         if createdFolders.withLock({ $0.contains(folder) }) { return }

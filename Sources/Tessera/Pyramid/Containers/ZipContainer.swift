@@ -122,6 +122,15 @@ public final class ZipContainer: PyramidContainer {
         }
     }
 
+    public func discard() {
+        state.withLock { state in
+            if let handle = state.handle { fclose(handle) }
+            state.handle = nil
+            unlink(partialPath)
+            unlink(keyPath)
+        }
+    }
+
     /// The central directory and end records for `entries`, the directory starting at byte `start`.
     private static func centralDirectory(_ entries: [Entry], at start: UInt64, comment: [UInt8]) -> [UInt8] {
         var out = ByteWriter()
