@@ -95,6 +95,13 @@ enum BatchSummary {
             case inputs, built, resumed, skipped, failed, seconds, tiles, bytes, peakMemory = "peak_memory", failures
         }
 
+        /// The totals on one line, as the batch and `--summarize` print them.
+        var line: String {
+            "\(inputs) inputs: \(built) built, \(resumed) resumed, \(skipped) skipped, \(failed) failed; "
+                + "\(tiles) tiles, \(bytes) bytes, \(seconds.fixed(1)) s, "
+                + "peak \((Double(peakMemory) / 1_048_576).fixed(1)) MiB"
+        }
+
         init(_ records: [BatchRecord]) {
             for record in records {
                 inputs += 1
@@ -144,10 +151,7 @@ enum BatchSummary {
         } else {
             let list = totals.failures.map { $0.input + "\n" }.joined()
             FileHandle.standardOutput.write(Data(list.utf8))
-            let line = "\(totals.inputs) inputs: \(totals.built) built, \(totals.resumed) resumed, "
-                + "\(totals.skipped) skipped, \(totals.failed) failed; \(totals.tiles) tiles, \(totals.bytes) bytes, "
-                + "\(totals.seconds.fixed(1)) s, peak \((Double(totals.peakMemory) / 1_048_576).fixed(1)) MiB\n"
-            FileHandle.standardError.write(Data(line.utf8))
+            FileHandle.standardError.write(Data((totals.line + "\n").utf8))
         }
         if totals.failed > 0 { throw CommandFailure(status: .failure) }
     }

@@ -44,11 +44,7 @@ struct TileBatch {
             }
         }
         let totals = BatchSummary.Totals(records.withLock { $0 })
-        if !json {
-            let line = "tile: \(totals.inputs) inputs: \(totals.built) built, \(totals.resumed) resumed, "
-                + "\(totals.skipped) skipped, \(totals.failed) failed\n"
-            FileHandle.standardError.write(Data(line.utf8))
-        }
+        if !json { FileHandle.standardError.write(Data("tile: \(totals.line)\n".utf8)) }
         if totals.failed > 0 { throw CommandFailure(status: .failure) }
     }
 

@@ -63,7 +63,8 @@ enum TileCommand: Command {
                                   "a folder tree or one uncompressed zip file")
     static let skipBlank = Option(flag: "skip-blank",
                                   "leave out tiles that are all background colour (listed in blank-tiles.json)")
-    static let resume = Option(flag: "resume", "finish a build that was interrupted, reusing the tiles it completed")
+    static let resume = Option(flag: "resume", "finish a build that was interrupted, reusing the tiles it completed "
+                               + "(a batch always does, unless --force)")
     static let id = Option("id", .text("URL"), default: servedAt + "%s",
                            "IIIF: the URL the pyramid will be served at, info.json's id; %s = OUT's name")
     /// Where `tessera serve` serves a pyramid by default, before its name.
@@ -97,9 +98,9 @@ enum TileCommand: Command {
         if arguments[summarize] { return try BatchSummary.run(reports: arguments.positionals, json: arguments[json]) }
         let pyramid = try PyramidSettings(arguments)
         guard arguments[output] != nil || arguments[from] != nil else {
-            for batchOnly in [from, shard, report] as [any OptionDeclaration] + [jobs, force, json]
-            where arguments.isGiven(batchOnly) {
-                throw UsageError("--\(batchOnly.name) is for a batch: give the outputs as -o PATTERN")
+            let batchOnly: [any OptionDeclaration] = [from, shard, jobs, force, report, json]
+            for option in batchOnly where arguments.isGiven(option) {
+                throw UsageError("--\(option.name) is for a batch: give the outputs as -o PATTERN")
             }
             let paths = try arguments.positionals(exactly: 2, "IN and OUT")
             let progress = Progress("tiling \(paths[0])")
