@@ -35,7 +35,7 @@ struct PyramidFiles {
             var options = PyramidBuilder.Options()
             options.encoding.quality = 75
             let container = try DirectoryContainer(
-                parent: folder, entries: layout.topLevelEntries, buildKey: "\(map) \(tileSize)", resume: false)
+                parent: folder, entries: layout.topLevelEntries, buildKey: "\(map) \(tileSize)", partial: .discard)
             let builder = PyramidBuilder(
                 plan: plan, sink: LayoutSink(layout: layout, container: container), options: options)
             var tiles = 0

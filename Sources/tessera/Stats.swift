@@ -50,3 +50,23 @@ final class Progress {
         FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
     }
 }
+
+/// The process's peak resident memory (Linux's VmHWM), which can be reset so that each input of a batch run
+/// one at a time reports its own peak.
+enum PeakMemory {
+    /// The peak so far, in bytes (0 where /proc is not there).
+    static func bytes() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kibibytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+        return kibibytes * 1024
+    }
+
+    /// Starts the peak again from the memory resident now (writing 5 to clear_refs, Linux 4.0 and later).
+    static func reset() {
+        let descriptor = open("/proc/self/clear_refs", O_WRONLY)
+        guard descriptor >= 0 else { return }
+        _ = write(descriptor, "5", 1)
+        close(descriptor)
+    }
+}

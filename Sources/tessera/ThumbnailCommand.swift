@@ -34,11 +34,11 @@ enum ThumbnailCommand: Command {
         let inputs = arguments.positionals
         guard !inputs.isEmpty else { throw UsageError("expected at least one input image") }
         let encoding = EncodingOptions.standard.read(arguments)
-        let pattern = arguments[output]
-        guard pattern.contains("%s") || inputs.count == 1 else {
+        let template = OutputTemplate(pattern: arguments[output])
+        guard template.namesEachInput || inputs.count == 1 else {
             throw UsageError("--output needs %s when there are several inputs, or they would overwrite each other")
         }
-        _ = try ImageWriter.format(forPath: pattern)
+        _ = try ImageWriter.format(forPath: template.pattern)
         let thumbnailer = Thumbnailer(options: try options(arguments, budget: encoding.budget))
         let threads = arguments[Self.threads]
         let next = Atomic(0), failures = Atomic(0)
@@ -48,7 +48,7 @@ enum ThumbnailCommand: Command {
                 guard index < inputs.count else { return }
                 do {
                     let image = try thumbnailer.thumbnail(path: inputs[index])
-                    let output = outputPath(for: inputs[index], pattern: pattern)
+                    let output = template.path(for: inputs[index])
                     let folder = (output as NSString).deletingLastPathComponent
                     if !folder.isEmpty {
                         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -71,16 +71,6 @@ enum ThumbnailCommand: Command {
         return Thumbnailer.Options(size: size, kernel: arguments[kernel], linearLight: arguments[linear],
                                    appliesOrientation: !arguments[noRotate], crop: crop,
                                    usesEmbeddedThumbnail: arguments[embedded], budget: budget)
-    }
-
-    /// The output path for `input`: `%s` replaced by its name without extension, relative to its folder unless
-    /// the pattern is absolute.
-    static func outputPath(for input: String, pattern: String) -> String {
-        let name = ((input as NSString).lastPathComponent as NSString).deletingPathExtension
-        let file = pattern.replacingOccurrences(of: "%s", with: name)
-        if file.hasPrefix("/") { return file }
-        let folder = (input as NSString).deletingLastPathComponent
-        return folder.isEmpty ? file : folder + "/" + file
     }
 }
 

@@ -5,7 +5,8 @@ import Tessera
 /// pyramidal TIFF) in one streaming pass, encoding tiles on every core.
 enum TileCommand: Command {
     static let spec = CommandSpec(
-        name: "tile", usage: "tile IN OUT [--layout dz|zoomify|xyz|iiif|grid|tiff] [options]",
+        name: "tile", usage: "tile IN OUT | IN... -o PATTERN | --from LIST -o PATTERN | --summarize REPORT... "
+            + "[--layout dz|zoomify|xyz|iiif|grid|tiff] [options]",
         summary: "cut an image into a tile pyramid: Deep Zoom, Zoomify, XYZ, IIIF level 0, a grid or a pyramidal TIFF",
         details: """
             OUT names the output: for Deep Zoom, OUT.dzi beside OUT_files/; for the others, the folder OUT/
@@ -13,8 +14,15 @@ enum TileCommand: Command {
             when complete; a killed build can be finished with --resume. For tiff, OUT is the .tif file: JPEG
             tiles (--format jpg), WebP tiles (webp) or deflated pixels (png), each level a page (or a SubIFD), BigTIFF
             when it passes 4 GiB; it cannot resume, skip blank tiles or go in a zip.
+
+            A batch (-o PATTERN, inputs as arguments or in --from LIST) tiles one input after another with every
+            thread, or --jobs at a time. An input whose output is complete (its marker matching the input's size,
+            modification time and the options) is skipped, a partial one resumed, --force rebuilds; a failed input
+            fails only itself. The exit status is 1 if any failed. --summarize prints the failed inputs of REPORTs
+            on stdout, a list for --from, and the totals on stderr.
             """,
         options: [layout, tileSize, overlap, depth, format, tiffLevels, container, skipBlank, resume, id, threads]
+            + [output, from, shard, jobs, force, report, json, summarize]
             + [ReadingOptions.page, ReadingOptions.partial] + encoding.all)
 
     /// The pyramid layouts, by the names `--layout` takes.
@@ -55,10 +63,10 @@ enum TileCommand: Command {
                                   "a folder tree or one uncompressed zip file")
     static let skipBlank = Option(flag: "skip-blank",
                                   "leave out tiles that are all background colour (listed in blank-tiles.json)")
-    static let resume = Option(flag: "resume", "finish a build that was interrupted, reusing the tiles it completed")
-    static let id = Option("id", .text("URL"), default: .computed("\(servedAt) and OUT's name") {
-        servedAt + OutputName($0.positionals.last ?? "").name
-    }, "IIIF: the URL the pyramid will be served at, info.json's id")
+    static let resume = Option(flag: "resume", "finish a build that was interrupted, reusing the tiles it completed "
+                               + "(a batch always does, unless --force)")
+    static let id = Option("id", .text("URL"), default: servedAt + "%s",
+                           "IIIF: the URL the pyramid will be served at, info.json's id; %s = OUT's name")
     /// Where `tessera serve` serves a pyramid by default, before its name.
     private static let servedAt = "http://localhost:\(ServeCommand.defaultPort)/"
 
@@ -66,83 +74,42 @@ enum TileCommand: Command {
     /// Tiles are written at quality 75, as libvips' dzsave writes them, not at the encoder's default.
     static let encoding = EncodingOptions(quality: 75)
 
+    // Many inputs in one run.
+    static let output = Option("output", short: "o", ValueKind.text("PATTERN").optional,
+                               "a batch: each input's OUT, %s = the input's name (relative to the input's folder)")
+    static let from = Option("from", ValueKind.text("LIST").optional,
+                             "a batch: read inputs from LIST, one path a line (- for stdin)")
+    static let shard = Option("shard", ValueKind.shard.optional,
+                              "a batch: only every N-th input from the K-th (K from 0), as a Slurm array task")
+    static let jobs = Option("jobs", .integer(in: 1...256), default: 1,
+                             "a batch: inputs tiled at once, sharing --threads between them")
+    static let force = Option(flag: "force", "a batch: rebuild outputs that are already complete")
+    static let report = Option("report", ValueKind.text("FILE").optional,
+                               "a batch: write one JSON line per input to FILE")
+    static let json = Option(flag: "json", "a batch: one JSON line per input on stdout; --summarize: one JSON object")
+    static let summarize = Option(flag: "summarize",
+                                  "merge the --report files given as arguments: totals, and the failed inputs")
+
+    /// The options that choose how the work is run rather than what it makes, left out of the `BuildKey`.
+    static let runOptions: [any OptionDeclaration] = [resume, threads, output, from, shard, jobs, force, report,
+                                                      json, summarize]
+
     static func run(_ arguments: Arguments) throws {
-        let paths = try arguments.positionals(exactly: 2, "IN and OUT")
-        let layoutName = arguments[layout]
-        let encoding = Self.encoding.read(arguments)
-        let format = arguments[Self.format]
-        let depth = arguments[Self.depth]
-        let tileSize = arguments[Self.tileSize]
-        let overlap = arguments[Self.overlap]
-        if overlap > 0 && layoutName != .dz {
-            throw UsageError("--overlap is for Deep Zoom only: the \(layoutName) layout has no overlap")
-        }
-        if arguments.isGiven(tiffLevels) && layoutName != .tiff {
-            throw UsageError("--tiff-levels is for --layout tiff only")
-        }
-        var builderOptions = PyramidBuilder.Options()
-        builderOptions.tileFormat = format
-        builderOptions.encoding = encoding
-        builderOptions.skipBlank = arguments[skipBlank]
-        builderOptions.resume = arguments[resume]
-        builderOptions.threads = arguments[threads]
-        let read = ReadingOptions.read(arguments)
-
-        let source = try ImageSource(path: paths[0], budget: encoding.budget)
-        let reader = try source.makeReader(read)
-        let plan = try PyramidPlan(imageSize: reader.size, tileSize: tileSize, overlap: overlap, depth: depth)
-        let sink: any TileSink
-        if layoutName == .tiff {
-            sink = try tiffSink(path: paths[1], plan: plan, pixelFormat: reader.format.with(bitDepth: 8),
-                                options: builderOptions, arguments: arguments)
-        } else {
-            let output = OutputName(paths[1])
-            let layout: any PyramidLayout = switch layoutName {
-            case .zoomify: ZoomifyLayout(plan: plan, name: output.name, tileFormat: format)
-            case .xyz: XYZLayout(plan: plan, name: output.name, tileFormat: format)
-            case .iiif: IIIFLayout(plan: plan, name: output.name, tileFormat: format, baseURI: arguments[id])
-            case .grid: GridLayout(plan: plan, name: output.name, tileFormat: format)
-            case .dz, .tiff: DeepZoomLayout(plan: plan, name: output.name, tileFormat: format)
+        if arguments[summarize] { return try BatchSummary.run(reports: arguments.positionals, json: arguments[json]) }
+        let pyramid = try PyramidSettings(arguments)
+        guard arguments[output] != nil || arguments[from] != nil else {
+            let batchOnly: [any OptionDeclaration] = [from, shard, jobs, force, report, json]
+            for option in batchOnly where arguments.isGiven(option) {
+                throw UsageError("--\(option.name) is for a batch: give the outputs as -o PATTERN")
             }
-            let buildKey = try buildKey(source: paths[0], arguments: arguments, plan: plan)
-            let store: any PyramidContainer = arguments[container] == .zip
-                ? try ZipContainer(path: "\(output.parent)/\(output.name).zip", resume: builderOptions.resume,
-                                   buildKey: buildKey)
-                : try DirectoryContainer(parent: output.parent, entries: layout.topLevelEntries, buildKey: buildKey,
-                                         resume: builderOptions.resume)
-            sink = LayoutSink(layout: layout, container: store)
+            let paths = try arguments.positionals(exactly: 2, "IN and OUT")
+            let progress = Progress("tiling \(paths[0])")
+            defer { progress.finish() }
+            _ = try pyramid.build(input: paths[0], output: paths[1], partial: arguments[resume] ? .resume : .discard,
+                                  threads: arguments[threads], progress: progress)
+            return
         }
-        let builder = PyramidBuilder(plan: plan, sink: sink, options: builderOptions)
-        let progress = Progress("tiling \(paths[0])")
-        defer { progress.finish() }
-        _ = try builder.build(from: reader) { done, total in progress.update(done, of: total) }
-    }
-
-    /// The pyramidal TIFF sink for OUT, after refusing the options a single TIFF file cannot honour.
-    private static func tiffSink(path: String, plan: PyramidPlan, pixelFormat: PixelFormat,
-                                 options: PyramidBuilder.Options, arguments: Arguments) throws -> any TileSink {
-        for refused in [resume, skipBlank] where arguments[refused] {
-            throw UsageError("--\(refused.name) is for tile folders: a TIFF is one file written in one go")
-        }
-        if arguments.isGiven(container) { throw UsageError("--container is for tile folders, not a TIFF") }
-        let multiple = PyramidalTIFFSink.tileSizeMultiple
-        guard plan.tileSize % multiple == 0 else {
-            throw UsageError("--tile-size must be a multiple of \(multiple) for a TIFF, not \(plan.tileSize)")
-        }
-        return try PyramidalTIFFSink(path: path, plan: plan, pixelFormat: pixelFormat, options: options,
-                                     levelStorage: arguments[tiffLevels])
-    }
-
-    /// Identifies the source file (path, size, modification time) and every option, so that `--resume` only
-    /// continues the same build.
-    private static func buildKey(source: String, arguments: Arguments, plan: PyramidPlan) throws -> String {
-        let attributes = try? FileManager.default.attributesOfItem(atPath: source)
-        let size = attributes?[.size] as? Int ?? 0
-        let modified = (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
-        let options = arguments.spec.options.filter { $0.name != resume.name && $0.name != threads.name }.map { option in
-            "\(option.name)=" + (arguments.text(of: option).map { option.placeholder == nil ? "on" : $0 } ?? "-")
-        }
-        return ([source, "\(size)", "\(modified)", "\(plan.imageSize)"] + options).joined(separator: "\n")
+        try TileBatch(arguments, pyramid: pyramid).run()
     }
 }
 
@@ -151,6 +118,8 @@ enum TileCommand: Command {
 struct OutputName {
     let parent: String
     let name: String
+    /// The path of the pyramid as one zip file (`--container zip`).
+    var zip: String { "\(parent)/\(name).zip" }
 
     init(_ path: String) {
         var url = URL(fileURLWithPath: path)

@@ -33,7 +33,7 @@ import TesseraViewer
         #expect(help.contains("default: dz 1, others 0"))
         #expect(help.contains("default: dz onepixel, grid one, others onetile"))
         let iiif = try Arguments(["in.png", "/tmp/out/pic"], spec: TileCommand.spec)
-        #expect(iiif[TileCommand.id] == "http://localhost:\(ServeCommand.defaultPort)/pic")
+        #expect(iiif[TileCommand.id] == "http://localhost:\(ServeCommand.defaultPort)/%s")
     }
 
     @Test func theLibrarysDefaultsAreTheOptionsDefaults() throws {

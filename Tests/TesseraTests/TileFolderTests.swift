@@ -14,7 +14,7 @@ import Testing
             ? DeepZoomLayout(plan: plan, name: "pyramid", tileFormat: format)
             : IIIFLayout(plan: plan, name: "pyramid", tileFormat: format, baseURI: "http://localhost/pyramid")
         let container = try DirectoryContainer(parent: folder, entries: tileLayout.topLevelEntries, buildKey: "test",
-                                               resume: false)
+                                               partial: .discard)
         var options = PyramidBuilder.Options()
         options.tileFormat = format
         options.skipBlank = skipBlank

@@ -4,10 +4,11 @@ import Testing
 
 /// The zip container's archive, read back from its end records.
 @Suite struct ZipContainerTests {
-    /// The names the central directory lists, in order.
-    private func listedNames(_ bytes: [UInt8]) -> [String] {
+    /// The names the central directory lists, in order, in an archive whose comment is `comment`.
+    private func listedNames(_ bytes: [UInt8], comment: String) -> [String] {
         func value(_ at: Int, _ count: Int) -> Int { (0..<count).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) } }
-        let end = bytes.count - 22  // no archive comment
+        let end = bytes.count - 22 - comment.utf8.count
+        guard value(end, 4) == 0x0605_4B50, value(end + 20, 2) == comment.utf8.count else { return [] }
         var offset = value(end + 16, 4), names: [String] = []
         for _ in 0..<value(end + 10, 2) {
             let nameLength = value(offset + 28, 2), extra = value(offset + 30, 2), comment = value(offset + 32, 2)
@@ -23,12 +24,12 @@ import Testing
         let folder = try TestImages.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = "\(folder)/p.zip"
-        let zip = try ZipContainer(path: path, resume: false, buildKey: "key")
+        let zip = try ZipContainer(path: path, partial: .discard, buildKey: "key")
         try zip.write(Array("first".utf8), to: "p/info.json")
         try zip.write([1, 2, 3], to: "p/0/0/0.jpg")
         try zip.write(Array("second".utf8), to: "p/info.json")
         try zip.commit()
         let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
-        #expect(listedNames(bytes) == ["p/0/0/0.jpg", "p/info.json"])
+        #expect(listedNames(bytes, comment: "key") == ["p/0/0/0.jpg", "p/info.json"], "the build key is the comment")
     }
 }

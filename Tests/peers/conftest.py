@@ -20,9 +20,10 @@ def tessera():
     return str(path)
 
 
-def run(*args, timeout=120):
-    """Runs a command, returning the CompletedProcess with text output."""
-    return subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=timeout)
+def run(*args, timeout=120, **options):
+    """Runs a command, returning the CompletedProcess with text output; `options` go to subprocess.run
+    (`input=` for stdin, `cwd=`)."""
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=timeout, **options)
 
 
 def photo(height, width, channels=3, seed=0, bits=8):

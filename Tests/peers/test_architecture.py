@@ -6,7 +6,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENT = ROOT / "docs" / "ARCHITECTURE.md"
-TOP_LEVELS = ["Sources", "Tests", "Web", "Benchmarks", "scripts", "docs"]
+TOP_LEVELS = ["Sources", "Tests", "Web", "Benchmarks", "scripts", "docs", "deploy"]
 
 
 def named_folders():

@@ -20,7 +20,7 @@ HELP_DEFAULTS = {
     "tile": ["(dz, zoomify, xyz, iiif, grid or tiff; default dz)", "(1-8192; default: dz 254, iiif 512, others 256)",
              "(0-4096; default: dz 1, others 0)", "(onepixel, onetile or one; default: dz onepixel, grid one, others onetile)",
              "--format jpg|png|webp", "(default jpg)", "(default pages)", "(default dir)",
-             "(default: http://localhost:8000/ and OUT's name)", "(1-256; default: one per core)",
+             "(default http://localhost:8000/%s)", "(1-256; default: one per core)", "(1-256; default 1)",
              "(1-100; default 75)"],
     "serve": ["(0-65535; default 8000)", "(default 127.0.0.1)", "(default /iiif)", "(1-1024; default: 2 per core)",
               "--cache DIR", "--cache-size SIZE", "(default 8G)", "--no-cache", "--response-cache SIZE", "(default 128M)"],

@@ -7,6 +7,21 @@ public protocol PyramidContainer: AnyObject, Sendable {
     func write(_ bytes: [UInt8], to path: String) throws
     /// Moves the finished pyramid into place.
     func commit() throws
+    /// Removes the partial build, after a failure a resume would not mend (the source is bad).
+    func discard()
+}
+
+/// What a new build does with the partial build an interrupted one left under the same output.
+public enum PartialBuildPolicy: Sendable {
+    /// Starts again from nothing.
+    case discard
+    /// Reuses its complete files; a partial build with another key is an error (`--resume`).
+    case resume
+    /// Reuses it when its key is the same, else starts again from nothing (a batch run).
+    case resumeIfSameBuild
+
+    /// Whether tiles already there may be reused.
+    public var reusesTiles: Bool { self != .discard }
 }
 
 /// Whether `bytes` are a whole encoded image, judged by the format's end marker, so that a tile cut short by a

@@ -3,24 +3,28 @@ import Synchronization
 
 /// Builds a pyramid as a folder tree under a hidden sibling, `.NAME.tessera-partial`, and moves its top-level
 /// entries into place when the build completes, so a killed build never looks finished. With `resume`, a
-/// partial tree left by a killed build of the same image and options is kept and its complete tiles reused.
+/// partial tree left by a killed build of the same image and options is kept and its complete tiles reused
+/// (`PartialBuildPolicy`).
 public final class DirectoryContainer: PyramidContainer {
     /// The folder the output goes in.
     public let parent: String
     /// The hidden folder the tree is built in.
     public let partialRoot: String
     private let entries: [String]
+    private let buildKey: String
     private let createdFolders = Mutex<Set<String>>([])
 
-    /// The file, inside every top-level folder Tessera makes, that marks the folder as replaceable by a new build.
+    /// The file, inside every top-level folder Tessera makes, that marks the folder as replaceable by a new build
+    /// and holds the key of the build that made it.
     static let marker = ".tessera-pyramid"
     private static let buildKeyFile = ".tessera-build"
 
     /// `entries` are the layout's top-level names; `buildKey` identifies the source and options, so that
-    /// `resume` only reuses tiles of the same build.
-    public init(parent: String, entries: [String], buildKey: String, resume: Bool) throws {
+    /// a partial build is reused only by the same build.
+    public init(parent: String, entries: [String], buildKey: String, partial policy: PartialBuildPolicy) throws {
         self.parent = parent.isEmpty ? "." : parent
         self.entries = entries
+        self.buildKey = buildKey
         self.partialRoot = "\(self.parent)/.\(entries[0]).tessera-partial"
         let files = FileManager.default
         for entry in entries {
@@ -34,12 +38,12 @@ public final class DirectoryContainer: PyramidContainer {
         }
         let keyPath = "\(partialRoot)/\(Self.buildKeyFile)"
         if files.fileExists(atPath: partialRoot) {
-            let previous = try? String(contentsOfFile: keyPath, encoding: .utf8)
-            if resume && previous != buildKey {
+            let sameBuild = (try? String(contentsOfFile: keyPath, encoding: .utf8)) == buildKey
+            if policy == .resume && !sameBuild {
                 throw TesseraError.invalidArgument(
                     "\(partialRoot) is from a build of another image or with other options: rerun without --resume")
             }
-            if !resume { try files.removeItem(atPath: partialRoot) }
+            if policy == .discard || !sameBuild { try files.removeItem(atPath: partialRoot) }
         }
         try ensureFolder(partialRoot)
         try Data(buildKey.utf8).write(to: URL(fileURLWithPath: keyPath))
@@ -66,14 +70,23 @@ public final class DirectoryContainer: PyramidContainer {
         }
     }
 
+    /// Moves the tree into place. Every folder's marker holds the build key (the first folder's is the build's
+    /// `CompletionRecord`); the markers of the build being replaced are emptied first and the first folder goes
+    /// last, so a kill in between leaves no marker vouching for a mix of two builds.
     public func commit() throws {
         let files = FileManager.default
         try? files.removeItem(atPath: "\(partialRoot)/\(Self.buildKeyFile)")
         for entry in entries {
-            let built = "\(partialRoot)/\(entry)", destination = "\(parent)/\(entry)"
             var isFolder: ObjCBool = false
-            guard files.fileExists(atPath: built, isDirectory: &isFolder) else { continue }
-            if isFolder.boolValue { try write([], to: "\(entry)/\(Self.marker)") }
+            guard files.fileExists(atPath: "\(partialRoot)/\(entry)", isDirectory: &isFolder), isFolder.boolValue
+            else { continue }
+            try write(Array(buildKey.utf8), to: "\(entry)/\(Self.marker)")
+            let replaced = "\(parent)/\(entry)/\(Self.marker)"
+            if files.fileExists(atPath: replaced) { try Data().write(to: URL(fileURLWithPath: replaced)) }
+        }
+        for entry in entries.reversed() {
+            let built = "\(partialRoot)/\(entry)", destination = "\(parent)/\(entry)"
+            guard files.fileExists(atPath: built) else { continue }
             if files.fileExists(atPath: destination) {
                 // Replace the previous build: move it aside first so the new one appears in one rename.
                 let aside = "\(partialRoot)/.replaced-\(entry)"
@@ -82,6 +95,10 @@ public final class DirectoryContainer: PyramidContainer {
             guard rename(built, destination) == 0 else { throw ioError(destination) }
         }
         try files.removeItem(atPath: partialRoot)
+    }
+
+    public func discard() {
+        try? FileManager.default.removeItem(atPath: partialRoot)
     }
 
     /// Creates `folder` and its parents once, remembering what exists so tiles do not each pay for mkdir.

@@ -4,12 +4,15 @@ import Synchronization
 
 /// Writes a pyramid into one uncompressed (stored) zip file, so twenty thousand tiles are one file to copy.
 /// The zip is built as `.NAME.zip.tessera-partial` beside its final name and renamed when complete; with
-/// `resume`, the complete entries of a partial zip left by a killed build are kept and the rest is rewritten.
-/// Zip64 records are used when the archive passes 65,535 entries or 4 GiB.
+/// a `PartialBuildPolicy` that reuses tiles, the complete entries of a partial zip left by a killed build of the
+/// same key are kept and the rest is rewritten.
+/// Zip64 records are used when the archive passes 65,535 entries or 4 GiB. The archive's comment is the build key,
+/// the `CompletionRecord` of a finished zip.
 public final class ZipContainer: PyramidContainer {
     public let path: String
     private let partialPath: String
     private let keyPath: String
+    private let buildKey: String
     private let state: Mutex<State>
 
     /// One stored file, as the central directory lists it.
@@ -31,11 +34,12 @@ public final class ZipContainer: PyramidContainer {
     private static let dosTime: UInt16 = 0
     private static let dosDate: UInt16 = 0x21
 
-    public init(path: String, resume: Bool, buildKey: String) throws {
+    public init(path: String, partial policy: PartialBuildPolicy, buildKey: String) throws {
         self.path = path
         let url = URL(fileURLWithPath: path)
         partialPath = url.deletingLastPathComponent().path + "/." + url.lastPathComponent + ".tessera-partial"
         keyPath = partialPath + ".key"
+        self.buildKey = buildKey
         // As the folder container does, make the folder OUT goes in, so both containers take the same OUT.
         do {
             try FileManager.default.createDirectory(atPath: url.deletingLastPathComponent().path,
@@ -45,7 +49,8 @@ public final class ZipContainer: PyramidContainer {
         }
         var state = State()
         let previousKey = try? String(contentsOfFile: keyPath, encoding: .utf8)
-        if resume && FileManager.default.fileExists(atPath: partialPath) {
+        let resumable = policy == .resumeIfSameBuild ? previousKey == buildKey : policy == .resume
+        if resumable && FileManager.default.fileExists(atPath: partialPath) {
             guard previousKey == buildKey else {
                 throw TesseraError.invalidArgument(
                     "\(partialPath) is from a build of another image or with other options: rerun without --resume")
@@ -107,7 +112,7 @@ public final class ZipContainer: PyramidContainer {
     public func commit() throws {
         try state.withLock { state in
             guard let handle = state.handle else { return }
-            let directory = Self.centralDirectory(state.entries, at: state.offset)
+            let directory = Self.centralDirectory(state.entries, at: state.offset, comment: Array(buildKey.utf8.prefix(0xFFFF)))
             let wrote = fwrite(directory, 1, directory.count, handle) == directory.count
             let closed = fclose(handle) == 0
             state.handle = nil
@@ -117,8 +122,17 @@ public final class ZipContainer: PyramidContainer {
         }
     }
 
+    public func discard() {
+        state.withLock { state in
+            if let handle = state.handle { fclose(handle) }
+            state.handle = nil
+            unlink(partialPath)
+            unlink(keyPath)
+        }
+    }
+
     /// The central directory and end records for `entries`, the directory starting at byte `start`.
-    private static func centralDirectory(_ entries: [Entry], at start: UInt64) -> [UInt8] {
+    private static func centralDirectory(_ entries: [Entry], at start: UInt64, comment: [UInt8]) -> [UInt8] {
         var out = ByteWriter()
         for entry in entries {
             let needs64 = entry.offset >= 0xFFFF_FFFF
@@ -172,8 +186,26 @@ public final class ZipContainer: PyramidContainer {
         out.u16(UInt16(min(count, 0xFFFF)))
         out.u32(UInt32(min(size, 0xFFFF_FFFF)))
         out.u32(UInt32(min(start, 0xFFFF_FFFF)))
-        out.u16(0)
+        out.u16(UInt16(comment.count))
+        out.bytes += comment
         return out.bytes
+    }
+
+    /// The build key a finished archive holds as its comment (its `CompletionRecord`), or nil when the file is not
+    /// a whole zip.
+    static func buildKey(ofArchive path: String) -> String? {
+        guard let file = try? CFile(path: path, mode: "rb"), let total = try? file.size(), total >= 22 else { return nil }
+        let tail = min(total, 22 + 0xFFFF)
+        guard (try? file.seek(to: total - tail)) != nil, let bytes = try? file.read(tail), bytes.count == tail else {
+            return nil
+        }
+        // The end record is the last signature whose comment length reaches exactly to the end of the file.
+        for start in stride(from: tail - 22, through: 0, by: -1)
+        where bytes[start] == 0x50 && bytes[start + 1] == 0x4B && bytes[start + 2] == 0x05 && bytes[start + 3] == 0x06 {
+            let length = Int(bytes[start + 20]) | Int(bytes[start + 21]) << 8
+            if start + 22 + length == tail { return String(decoding: bytes[(start + 22)...], as: UTF8.self) }
+        }
+        return nil
     }
 
     /// Reads the local headers of a partial zip from the start, keeping every entry whose data is all there;
