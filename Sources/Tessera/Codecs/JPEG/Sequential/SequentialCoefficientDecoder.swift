@@ -25,6 +25,8 @@ final class SequentialCoefficientDecoder {
     private let scratch: UnsafeMutablePointer<Int16>
     /// The next MCU to decode, counted row by row from the top left.
     private(set) var position = 0
+    /// Whether that MCU's unit has been started (`JPEGScanState.startUnit`): so it is in the states saved.
+    private var unitStarted = false
     /// MCUs in the image.
     var mcuCount: Int { frame.mcusAcross * frame.mcusDown }
 
@@ -64,13 +66,11 @@ final class SequentialCoefficientDecoder {
 
     deinit { scratch.deallocate() }
 
-    /// The state before MCU `position`, to come back to with `resume(at:position:)`.
-    var resumable: JPEGScanState.Resumable { state.resumable }
-
-    /// Continues from `state`, saved before MCU `position`.
+    /// Continues from `state`, saved before MCU `position` (its unit started: past the restart marker before it).
     func resume(at state: JPEGScanState.Resumable, position: Int) {
         self.state.resume(at: state)
         self.position = position
+        unitStarted = true
     }
 
     /// Decodes MCUs `position..<end`, storing those `window` holds (its rows and columns).
@@ -80,7 +80,8 @@ final class SequentialCoefficientDecoder {
     }
 
     /// Decodes MCUs `position..<end` into nothing but `states`: the state before every MCU whose column is a
-    /// multiple of `every`, in order (what an entropy index keeps).
+    /// multiple of `every`, in order, each taken once its unit has started, so past any restart marker before it
+    /// and at a bit position (what an entropy index keeps).
     func record(through end: Int, every: Int, into states: inout [JPEGScanState.Resumable]) throws {
         try decode(through: end, into: nil, recordEvery: every, states: &states)
     }
@@ -100,12 +101,14 @@ final class SequentialCoefficientDecoder {
         try scan.dcTables.withUnsafeBufferPointer { dcTables in
             try scan.acTables.withUnsafeBufferPointer { acTables in
                 for mcu in position..<end {
-                    if recordEvery > 0 && column % recordEvery == 0 { states.append(state.resumable) }
-                    guard state.startUnit() else {
+                    if unitStarted {
+                        unitStarted = false
+                    } else if !state.startUnit() {
                         self.position = mcu
                         throw TesseraError.corrupt(path: name, detail: "restart marker \((state.nextRestart - 1) & 7) is"
                                                    + " missing, \(place(row))")
                     }
+                    if recordEvery > 0 && column % recordEvery == 0 { states.append(state.resumable) }
                     let inside = held.contains(column)
                     for index in 0..<slots.count {
                         let slot = slots[index]
