@@ -112,7 +112,8 @@ public final class IIIFService: Sendable {
             let preview = image.current.preview.flatMap { reduction >= PyramidCache.previewFactor ? $0 : nil }
             let rendered = try IIIFRenderer.render(resolved, from: preview ?? image.source,
                                                    reducedBy: preview == nil ? 1 : PyramidCache.previewFactor,
-                                                   quality: configuration.jpegQuality)
+                                                   quality: configuration.jpegQuality,
+                                                   entropyIndexFolder: configuration.cache?.folder)
             return (rendered.bytes, rendered.mediaType)
         }
         response.headers.append(("Link", "<\(canonical)>;rel=\"canonical\", <\(IIIFInfo.profileURI)>;rel=\"profile\""))

@@ -39,8 +39,9 @@ struct JPEGScanIndex {
     /// Whether the file ran to its EOI marker; false when it ends first.
     let isComplete: Bool
 
-    /// Walks the whole input.
-    init(input: ImageInput) throws {
+    /// Walks the whole input, or with `firstScanOnly` up to the first scan's header (what a file known to have
+    /// one scan, such as one with an entropy index, needs).
+    init(input: ImageInput, firstScanOnly: Bool = false) throws {
         let name = input.name
         var file = try SegmentReader(input)
         var tokenizer = JPEGMarkerTokenizer()
@@ -139,6 +140,7 @@ struct JPEGScanIndex {
                     latched[component] = quantization[frame.components[component].quantizationTable]
                 }
                 scans.append(scan)
+                if firstScanOnly { break walk }
             default:
                 break
             }

@@ -7,7 +7,7 @@
 ///     JPEGScanIndex -> one JPEGScanState per scan
 ///       -> decode(rows:) : for each scan, for each block of those rows: DC/AC first or refinement (T.81 G.1.2)
 ///       -> CoefficientWindow (rows firstRow..<endRow, 64 Int16 per block, natural order)
-final class ProgressiveCoefficientDecoder {
+final class ProgressiveCoefficientDecoder: BandCoefficients {
     /// One scan being read: its header, its state and, for an interleaved scan, where each block of an MCU goes.
     private struct Cursor {
         let scan: JPEGScanIndex.Scan
@@ -63,6 +63,15 @@ final class ProgressiveCoefficientDecoder {
             throw TesseraError.corrupt(path: name, detail: "scan \(index + 1)'s data ends early, \(place(rows))")
         }
         decodedRows = rows.upperBound
+    }
+
+    /// The scans are read in order, across the whole width.
+    var decodesInOrder: Bool { true }
+
+    /// Decodes MCU rows `rows`, which must start where the last call ended.
+    func decode(rows: Range<Int>, into window: CoefficientWindow) throws {
+        precondition(rows.isEmpty || rows.lowerBound == decodedRows)
+        try decode(through: rows.upperBound, into: window)
     }
 
     private func place(_ rows: Range<Int>) -> String {
