@@ -21,10 +21,10 @@ final class IndexedRegionTests {
         ("444", ["-sample", "1x1", "-optimize"]), ("gray", ["-grayscale"]), ("restarts", ["-sample", "2x2", "-restart", "1"]),
     ]
 
-    /// Regions inside, at the corners and at the right and bottom edges of a 1203 x 901 image.
+    /// Regions inside, at the corners and at the right and bottom edges of a 1203 x 901 image, and one of full rows.
     static let regions = [Rect(x: 517, y: 611, width: 131, height: 77), Rect(x: 0, y: 0, width: 40, height: 33),
                           Rect(x: 1100, y: 800, width: 103, height: 101), Rect(x: 3, y: 450, width: 600, height: 1),
-                          Rect(x: 250, y: 17, width: 1, height: 400)]
+                          Rect(x: 250, y: 17, width: 1, height: 400), Rect(x: 0, y: 300, width: 1203, height: 50)]
 
     @Test func regionsAtEveryScaleEqualLibjpegsDecode() throws {
         for test in Self.cases {

@@ -30,7 +30,7 @@ enum JPEGDecodePlan {
     /// Decides for `request`, reading the header with libjpeg or walking the scans only as the decision needs.
     init(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws {
         let plain = request.page == 0 && properties.bitDepth == 8 && (properties.channels == 1 || properties.channels == 3)
-        if plain && !properties.isProgressive, let (scans, index) = try Self.entropyIndex(input: input, properties: properties,
+        if plain && !properties.isProgressive, let (scans, index) = Self.entropyIndex(input: input, properties: properties,
                                                                                        request: request) {
             self = .indexed(try JPEGSession(input: input), scans, index)
             return
@@ -61,7 +61,7 @@ enum JPEGDecodePlan {
 
     /// The entropy index to read `request`'s region with, and the scan it describes; nil when there is no region of
     /// less than half the image, no index, or none to trust.
-    private static func entropyIndex(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws
+    private static func entropyIndex(input: ImageInput, properties: ImageProperties, request: DecodeRequest)
         -> (JPEGScanIndex, JPEGEntropyIndex)? {
         let size = reducedSize(properties.size, by: request.scale)
         guard let folder = request.entropyIndexFolder, case let .file(path) = input, let region = request.region,
@@ -69,8 +69,8 @@ enum JPEGDecodePlan {
               let key = try? JPEGEntropyIndex.Key(path: path),
               FileManager.default.fileExists(atPath: JPEGEntropyIndex.location(of: path, key: key, folder: folder))
         else { return nil }
-        let scans = try JPEGScanIndex(input: input, firstScanOnly: true)
-        guard SequentialCoefficientDecoder.canDecode(scans),
+        // A header the walk refuses is left to libjpeg, which says what is wrong with it.
+        guard let scans = try? JPEGScanIndex(input: input, firstScanOnly: true), SequentialCoefficientDecoder.canDecode(scans),
               let index = JPEGEntropyIndex.load(for: path, scans: scans, folder: folder) else { return nil }
         return (scans, index)
     }

@@ -119,7 +119,7 @@ struct JPEGScanIndex {
                         return table
                     }
                 }
-                if !frame.isProgressive && scan.spectralEnd > 0 {
+                if frame.isHuffmanSequential && scan.spectralEnd > 0 {
                     scan.acTables = try scan.components.indices.map { index in
                         let selector = Int(payload[2 + 2 * index] & 15)
                         guard selector < 4, let table = acTables[selector] else {
