@@ -53,6 +53,8 @@ let package = Package(
                           path: "Sources/TesseraFuzz"),
         // Feeds a file to IncrementalImageSource in chunks, or decodes it one-shot, for Benchmarks/incremental.py.
         .executableTarget(name: "IncrementalFeed", dependencies: ["Tessera"], path: "Benchmarks/IncrementalFeed"),
+        // Entropy-decodes a whole sequential JPEG with libjpeg-turbo or Tessera's decoder, for Benchmarks/entropy.py.
+        .executableTarget(name: "EntropyDecode", dependencies: ["Tessera", "CCodecShims"], path: "Benchmarks/EntropyDecode"),
 
         .testTarget(name: "TesseraTests", dependencies: ["Tessera"]),
         .testTarget(name: "TesseraTilingTests", dependencies: ["TesseraTiling"]),

@@ -4,7 +4,7 @@ import Tessera
 /// and `view`.
 enum PyramidCacheOptions {
     static let folder = Option("cache", .text("DIR"), default: PyramidCache.defaultFolder,
-                               "where pyramids of large plain images are built")
+                               "where pyramids and entropy indexes of large plain images are kept")
     static let size = Option("cache-size", .byteSize, default: PyramidCache.defaultLimit, "most space the cached pyramids take on disk")
     static let off = Option(flag: "no-cache", "build no pyramids: read large plain images by regions only")
 

@@ -6,11 +6,13 @@ enum ReadingOptions {
     static let page = Option("page", .integer(in: 0...65_535), default: 0, "TIFF: the page to read")
     static let partial = Option(flag: "partial", "with a truncated input, write what decodes instead of failing")
 
-    static let all: [any OptionDeclaration] = [scale, page, partial]
+    static let all: [any OptionDeclaration] = [scale, page, partial, PyramidCacheOptions.folder]
 
-    /// The read the command line asks for, of `region` when given.
+    /// The read the command line asks for, of `region` when given, with the entropy indexes (`tessera index`) in
+    /// the cache folder.
     static func read(_ arguments: Arguments, region: Rect? = nil) -> ReadOptions {
-        ReadOptions(region: region, scale: arguments[scale], page: arguments[page], allowPartial: arguments[partial])
+        ReadOptions(region: region, scale: arguments[scale], page: arguments[page], allowPartial: arguments[partial],
+                    entropyIndexFolder: arguments[PyramidCacheOptions.folder])
     }
 }
 

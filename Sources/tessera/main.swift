@@ -3,7 +3,7 @@ import Tessera
 
 /// The commands, in the order `tessera --help` lists them.
 let commands: [any Command.Type] = [InfoCommand.self, ConvertCommand.self, RegionCommand.self, ResizeCommand.self,
-                                   ThumbnailCommand.self, TileCommand.self, ServeCommand.self,
+                                   ThumbnailCommand.self, TileCommand.self, IndexCommand.self, ServeCommand.self,
                                    ViewCommand.self]
 let version = "0.1.0"
 

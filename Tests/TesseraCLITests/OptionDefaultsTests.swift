@@ -6,7 +6,7 @@ import TesseraViewer
 /// Defaults: each written once, in its declaration, read by the command and shown by its help alike.
 @Suite struct OptionDefaultsTests {
     static let specs = [InfoCommand.spec, ConvertCommand.spec, RegionCommand.spec, ResizeCommand.spec,
-                        ThumbnailCommand.spec, TileCommand.spec, ServeCommand.spec, ViewCommand.spec]
+                        ThumbnailCommand.spec, TileCommand.spec, IndexCommand.spec, ServeCommand.spec, ViewCommand.spec]
 
     @Test func tileAndConvertEachHaveTheirOwnQualityInHelpAndInUse() throws {
         let tile = try Arguments(["in", "out"], spec: TileCommand.spec)

@@ -180,6 +180,41 @@ import Testing
         let changed = get(service, "/iiif/plain/full/300,/0/default.jpg")
         #expect(changed.status == 200 && changed.body != first.body, "a changed file is rendered again")
         #expect(service.responses.usage.count == 2)
+
+    @Test func regionsOfAPlainJPEGAreReadThroughItsEntropyIndex() throws {
+        // Grain, so the file is a photograph's size and its index fits in 0.5% of it.
+        var image = ImageBuffer(width: 1600, height: 1200, format: .rgb8)
+        var state: UInt32 = 7
+        image.bytes.withUnsafeMutableBytes { bytes in
+            for index in bytes.indices {
+                state = state &* 1_664_525 &+ 1_013_904_223
+                bytes[index] = UInt8((index / 3 % 1600 + index / 4800) / 12 % 200 + Int(state >> 27))
+            }
+        }
+        try FileManager.default.createDirectory(atPath: folder + "/images", withIntermediateDirectories: true)
+        let path = folder + "/images/plain.jpg"
+        try ImageWriter.write(BufferReader(image), to: path)
+        let cache = try PyramidCache(folder: folder + "/cache", minimumSide: 100_000)
+        var configuration = IIIFService.Configuration()
+        configuration.cache = cache
+        let tile = "/iiif/plain/512,768,256,256/256,/0/default.png"
+        let direct = try pixels(get(IIIFService(catalog: try ImageCatalog(path: folder + "/images")), tile)).bytes
+        let built = try JPEGEntropyIndex.loadOrBuild(for: path, folder: cache.folder)
+        #expect(try pixels(get(IIIFService(catalog: try ImageCatalog(path: folder + "/images"),
+                                           configuration: configuration), tile)).bytes == direct)
+        // An index whose DC predictions are off (its checksum made good) shows that the tile came through it.
+        let index = built.index
+        let shifted = JPEGEntropyIndex(key: index.key, dataOffset: index.dataOffset, mcusAcross: index.mcusAcross,
+                                       mcusDown: index.mcusDown, componentCount: index.componentCount,
+                                       restartInterval: index.restartInterval, stride: index.stride,
+                                       states: index.states.map { state in
+                                           var state = state
+                                           state.predictions[0] += 40
+                                           return state
+                                       })
+        try Data(shifted.encoded()).write(to: URL(fileURLWithPath: built.file))
+        #expect(try pixels(get(IIIFService(catalog: try ImageCatalog(path: folder + "/images"),
+                                           configuration: configuration), tile)).bytes != direct)
     }
 
     private func modified(_ name: String) throws -> Date {

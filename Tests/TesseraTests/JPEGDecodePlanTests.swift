@@ -21,6 +21,7 @@ import Testing
         case .libjpeg: return "libjpeg"
         case .banded: return "banded"
         case .dcOnly: return "dcOnly"
+        case .indexed: return "indexed"
         }
     }
 

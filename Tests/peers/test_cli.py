@@ -6,7 +6,7 @@ import pytest
 
 from conftest import photo, run, write_png
 
-COMMANDS = ["info", "convert", "region", "resize", "thumbnail", "tile", "serve", "view"]
+COMMANDS = ["info", "convert", "region", "resize", "thumbnail", "tile", "index", "serve", "view"]
 
 # What each command's help must show: its own options' defaults and accepted values, rendered from the declarations.
 HELP_DEFAULTS = {
@@ -22,6 +22,7 @@ HELP_DEFAULTS = {
              "--format jpg|png|webp", "(default jpg)", "(default pages)", "(default dir)",
              "(default http://localhost:8000/%s)", "(1-256; default: one per core)", "(1-256; default 1)",
              "(1-100; default 75)"],
+    "index": ["--cache DIR", "(default "],
     "serve": ["(0-65535; default 8000)", "(default 127.0.0.1)", "(default /iiif)", "(1-1024; default: 2 per core)",
               "--cache DIR", "--cache-size SIZE", "(default 8G)", "--no-cache", "--response-cache SIZE", "(default 128M)"],
     "view": ["(default 1024x768)", "--memory-cache SIZE", "(default 256M)", "(1-256; default: one per core)",

@@ -28,6 +28,10 @@ struct DecodeRequest {
     var budget: MemoryBudget
     /// Whether a truncated file gives its decoded part (the rest filled) instead of an error.
     var allowPartial: Bool
+    /// The rectangle the reader will ask for, in the decoder's (scaled) pixels; nil for all of them.
+    var region: Rect? = nil
+    /// Where entropy indexes are kept (`JPEGEntropyIndex`), or nil to use none.
+    var entropyIndexFolder: String? = nil
 }
 
 /// Size reduction when codecs scale: `ceil(size / scale)`, as libjpeg and libvips round.

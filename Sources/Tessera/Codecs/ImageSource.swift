@@ -9,13 +9,19 @@ public struct ReadOptions: Sendable {
     public var page: Int
     /// Whether a truncated file gives what was decoded (the rest filled) instead of an error.
     public var allowPartial: Bool
+    /// The folder where entropy indexes of plain JPEGs are kept (`tessera index`, the pyramid cache's folder):
+    /// a region of a JPEG with an index there decodes only the MCUs it covers. Nil uses none.
+    public var entropyIndexFolder: String?
 
-    /// Options reading `region` (nil: all) of `page` at `1/scale`, failing on truncated data unless `allowPartial`.
-    public init(region: Rect? = nil, scale: Int = 1, page: Int = 0, allowPartial: Bool = false) {
+    /// Options reading `region` (nil: all) of `page` at `1/scale`, failing on truncated data unless `allowPartial`,
+    /// with the entropy indexes in `entropyIndexFolder`.
+    public init(region: Rect? = nil, scale: Int = 1, page: Int = 0, allowPartial: Bool = false,
+                entropyIndexFolder: String? = nil) {
         self.region = region
         self.scale = scale
         self.page = page
         self.allowPartial = allowPartial
+        self.entropyIndexFolder = entropyIndexFolder
     }
 }
 
@@ -78,7 +84,8 @@ public final class ImageSource: Sendable {
         let nativeScale = options.page == 0
             ? decoderType.nativeScales(for: properties).filter { options.scale % $0 == 0 }.max() ?? 1 : 1
         let request = DecodeRequest(scale: nativeScale, page: options.page, budget: budget,
-                                    allowPartial: options.allowPartial)
+                                    allowPartial: options.allowPartial, region: options.region?.reduced(by: nativeScale),
+                                    entropyIndexFolder: options.entropyIndexFolder)
         let decoder = try decoderType.makeDecoder(input: input, properties: properties, request: request)
         let full = Rect(options.page == 0 ? properties.size : decoder.size)
         let region = options.region ?? full

@@ -30,9 +30,11 @@ enum IIIFRenderer {
     }
 
     /// The encoded image and its media type, from `source`: the image itself, or a copy of it reduced
-    /// `sourceReduction` times (a divisor of the request's `reduction`).
+    /// `sourceReduction` times (a divisor of the request's `reduction`); a plain JPEG's region is read through its
+    /// entropy index when `entropyIndexFolder` holds one.
     static func render(_ request: IIIFResolvedRequest, from source: ImageSource, reducedBy sourceReduction: Int = 1,
-                       quality jpegQuality: Int) throws -> (bytes: [UInt8], mediaType: String) {
+                       quality jpegQuality: Int, entropyIndexFolder: String? = nil) throws
+        -> (bytes: [UInt8], mediaType: String) {
         guard let mediaType = mediaTypes[request.format], let format = ImageFormat(fileExtension: request.format) else {
             throw IIIFError.unsupportedFormat(request.format)
         }
@@ -44,7 +46,8 @@ enum IIIFRenderer {
             let stored = region.intersection(Rect(x: 0, y: 0, width: level.width * scale, height: level.height * scale))
             if !stored.isEmpty, stored.reduced(by: scale).size == size { region = stored }
         }
-        var reader: any ImageReader = try source.makeReader(ReadOptions(region: region, scale: scale))
+        var reader: any ImageReader = try source.makeReader(
+            ReadOptions(region: region, scale: scale, entropyIndexFolder: entropyIndexFolder))
         if reader.size != size { reader = try ResamplingReader(source: reader, size: size) }
         var image = try reader.readAll(budget: source.budget, name: source.input.name)
         image = image.oriented(exif: exifOrientation(rotation: request.rotation, mirror: request.mirror))

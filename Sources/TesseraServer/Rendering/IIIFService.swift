@@ -124,7 +124,8 @@ public final class IIIFService: Sendable {
             let rendered = try responses.response(for: key) {
                 let (bytes, mediaType) = try IIIFRenderer.render(resolved, from: source,
                                                                  reducedBy: preview == nil ? 1 : PyramidCache.previewFactor,
-                                                                 quality: configuration.jpegQuality)
+                                                                 quality: configuration.jpegQuality,
+                                                                 entropyIndexFolder: configuration.cache?.folder)
                 return ResponseCache.Response(bytes: bytes, mediaType: mediaType)
             }
             return (rendered.bytes, rendered.mediaType)

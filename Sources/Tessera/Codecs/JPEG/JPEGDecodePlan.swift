@@ -1,8 +1,16 @@
+import Foundation
+
 /// Which decoder a JPEG decode request gets, with what was read to decide it: libjpeg's read of the header and,
 /// when a Swift decoder may apply, the walk of the file's scans (`JPEGScanIndex`). Each is done at most once and
 /// handed to the decoder chosen, which opens and parses nothing again.
 ///
-/// Only a progressive 8-bit gray or 3-component first page can leave libjpeg:
+/// A sequential 8-bit gray or 3-component JPEG file with an entropy index (`JPEGEntropyIndex`) in the request's
+/// folder, asked for a region of less than half its area, has the region's MCUs decoded from the index's saved
+/// states (`BandedJPEGDecoder` over `IndexedCoefficients`); a whole read stays libjpeg's, which is faster at
+/// that. Only the first scan's header is read to decide: the index, keyed by the file's size and time, vouches
+/// for the rest.
+///
+/// Otherwise, only a progressive 8-bit gray or 3-component first page can leave libjpeg:
 /// - at 1/8, a Huffman-coded frame whose sampling libjpeg can upsample and that has at most 56 DC scans is decoded
 ///   from its DC scans alone (`ProgressiveDCDecoder`);
 /// - otherwise, a Huffman-coded one whose whole-image coefficients, which libjpeg holds until the last scan,
@@ -12,6 +20,7 @@ enum JPEGDecodePlan {
     case libjpeg(JPEGSession)
     case banded(JPEGSession, JPEGScanIndex)
     case dcOnly(JPEGScanIndex)
+    case indexed(JPEGSession, JPEGScanIndex, JPEGEntropyIndex)
 
     /// The most DC scans the DC-only decoder takes: each gets a file cursor of its own, and a real file has one
     /// first scan and at most 13 refinements per component, so more is left to libjpeg rather than opening a file
@@ -20,8 +29,13 @@ enum JPEGDecodePlan {
 
     /// Decides for `request`, reading the header with libjpeg or walking the scans only as the decision needs.
     init(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws {
-        guard properties.isProgressive, request.page == 0, properties.bitDepth == 8,
-              properties.channels == 1 || properties.channels == 3 else {
+        let plain = request.page == 0 && properties.bitDepth == 8 && (properties.channels == 1 || properties.channels == 3)
+        if plain && !properties.isProgressive, let (scans, index) = Self.entropyIndex(input: input, properties: properties,
+                                                                                       request: request) {
+            self = .indexed(try JPEGSession(input: input), scans, index)
+            return
+        }
+        guard properties.isProgressive, plain else {
             self = .libjpeg(try JPEGSession(input: input))
             return
         }
@@ -45,16 +59,40 @@ enum JPEGDecodePlan {
         self = .banded(session, try index ?? JPEGScanIndex(input: input))
     }
 
+    /// The entropy index to read `request`'s region with, and the scan it describes; nil when there is no region of
+    /// less than half the image, no index, or none to trust.
+    private static func entropyIndex(input: ImageInput, properties: ImageProperties, request: DecodeRequest)
+        -> (JPEGScanIndex, JPEGEntropyIndex)? {
+        let size = reducedSize(properties.size, by: request.scale)
+        guard let folder = request.entropyIndexFolder, case let .file(path) = input, let region = request.region,
+              2 * region.width * region.height < size.width * size.height,
+              let key = try? JPEGEntropyIndex.Key(path: path),
+              FileManager.default.fileExists(atPath: JPEGEntropyIndex.location(of: path, key: key, folder: folder))
+        else { return nil }
+        // A header the walk refuses is left to libjpeg, which says what is wrong with it.
+        guard let scans = try? JPEGScanIndex(input: input, firstScanOnly: true), SequentialCoefficientDecoder.canDecode(scans),
+              let index = JPEGEntropyIndex.load(for: path, scans: scans, folder: folder) else { return nil }
+        return (scans, index)
+    }
+
     /// The decoder chosen, built from what the plan read.
     func makeDecoder(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws -> any RowDecoder {
         switch self {
         case let .libjpeg(session):
             return try JPEGDecoder(session: session, name: input.name, request: request)
         case let .banded(session, index):
+            guard index.frame.isProgressive else {
+                throw TesseraError.unsupported(path: input.name, feature: "banded decoding of a sequential JPEG")
+            }
             return try BandedJPEGDecoder(input: input, properties: properties, request: request, session: session,
-                                         index: index)
+                                         frame: index.frame, coefficients: try ProgressiveCoefficientDecoder(
+                                            index: index, input: input, allowPartial: request.allowPartial))
         case let .dcOnly(index):
             return try ProgressiveDCDecoder(index: index, input: input, request: request)
+        case let .indexed(session, scans, index):
+            return try BandedJPEGDecoder(input: input, properties: properties, request: request, session: session,
+                                         frame: scans.frame, coefficients: try IndexedCoefficients(
+                                            scans: scans, index: index, input: input))
         }
     }
 }

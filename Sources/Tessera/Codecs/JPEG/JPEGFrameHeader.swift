@@ -22,6 +22,8 @@ struct JPEGFrameHeader {
     var precision: Int
     /// SOF2: progressive, Huffman-coded.
     var isProgressive: Bool
+    /// SOF0 or SOF1: baseline or extended sequential, Huffman-coded (what `SequentialCoefficientDecoder` reads).
+    var isHuffmanSequential: Bool
     var components: [Component]
     var maxHorizontal: Int
     var maxVertical: Int
@@ -38,6 +40,7 @@ struct JPEGFrameHeader {
         width = Int(bytes[3]) << 8 | Int(bytes[4])
         let count = Int(bytes[5])
         isProgressive = marker == 0xC2
+        isHuffmanSequential = marker == 0xC0 || marker == 0xC1
         guard width > 0, height > 0, (1...4).contains(count), bytes.count >= 6 + 3 * count else {
             throw TesseraError.corrupt(path: name, detail: "the frame header declares a \(width) x \(height) image"
                                        + " of \(count) components")

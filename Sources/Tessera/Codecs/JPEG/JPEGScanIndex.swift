@@ -11,6 +11,9 @@ struct JPEGScanIndex {
         var dcTables: [JPEGHuffmanTable]
         /// The AC Huffman table of an AC scan (first or refinement; such scans code one component); nil otherwise.
         var acTable: JPEGHuffmanTable?
+        /// The AC Huffman table of each of `components`, for a sequential scan (DC and AC together); empty
+        /// otherwise.
+        var acTables: [JPEGHuffmanTable]
         /// Spectral selection and successive approximation (T.81 G.1.1.1.1).
         var spectralStart: Int
         var spectralEnd: Int
@@ -36,8 +39,9 @@ struct JPEGScanIndex {
     /// Whether the file ran to its EOI marker; false when it ends first.
     let isComplete: Bool
 
-    /// Walks the whole input.
-    init(input: ImageInput) throws {
+    /// Walks the whole input, or with `firstScanOnly` up to the first scan's header (what a file known to have
+    /// one scan, such as one with an entropy index, needs).
+    init(input: ImageInput, firstScanOnly: Bool = false) throws {
         let name = input.name
         var file = try SegmentReader(input)
         var tokenizer = JPEGMarkerTokenizer()
@@ -115,7 +119,16 @@ struct JPEGScanIndex {
                         return table
                     }
                 }
-                if !scan.isDC {
+                if frame.isHuffmanSequential && scan.spectralEnd > 0 {
+                    scan.acTables = try scan.components.indices.map { index in
+                        let selector = Int(payload[2 + 2 * index] & 15)
+                        guard selector < 4, let table = acTables[selector] else {
+                            throw TesseraError.corrupt(path: name, detail: "a scan uses AC Huffman table \(selector),"
+                                                       + " which is not defined")
+                        }
+                        return table
+                    }
+                } else if !scan.isDC {
                     let selector = Int(payload[2] & 15)
                     guard selector < 4, let table = acTables[selector] else {
                         throw TesseraError.corrupt(path: name, detail: "a scan uses AC Huffman table \(selector),"
@@ -127,6 +140,7 @@ struct JPEGScanIndex {
                     latched[component] = quantization[frame.components[component].quantizationTable]
                 }
                 scans.append(scan)
+                if firstScanOnly { break walk }
             default:
                 break
             }
@@ -154,7 +168,7 @@ struct JPEGScanIndex {
             return component
         }
         let tail = 1 + 2 * count
-        let scan = Scan(components: components, dcTables: [], acTable: nil, spectralStart: Int(payload[tail]),
+        let scan = Scan(components: components, dcTables: [], acTable: nil, acTables: [], spectralStart: Int(payload[tail]),
                         spectralEnd: Int(payload[tail + 1]), approximationHigh: Int(payload[tail + 2] >> 4),
                         approximationLow: Int(payload[tail + 2] & 15), restartInterval: 0, dataOffset: 0)
         let blocksPerMCU = components.reduce(0) { $0 + frame.components[$1].horizontal * frame.components[$1].vertical }

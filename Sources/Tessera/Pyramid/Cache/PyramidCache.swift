@@ -179,6 +179,12 @@ public final class PyramidCache: Sendable {
 
     /// The cache's files for the image, without their extension: named from its path, size and modification time.
     private func name(path: String, modified: Date, size: Int) -> String {
+        Self.fileStem(in: folder, path: path, modified: modified, size: size)
+    }
+
+    /// The files a cache in `folder` keeps for the image at `path` (its size in bytes and modification time),
+    /// without their extension: a changed file gets new names. Its pyramids and its entropy index are named so.
+    static func fileStem(in folder: String, path: String, modified: Date, size: Int) -> String {
         "\(folder)/" + stableHash("\(path)\u{0}\(size)\u{0}\(modified.timeIntervalSince1970)")
     }
 }

@@ -4,17 +4,17 @@
 /// before any scan moves on. One pass over the file; memory is the window plus a 64 KB buffer per scan, where
 /// libjpeg holds the whole image's coefficients until the last scan.
 ///
-///     JPEGScanIndex -> one ProgressiveScanState per scan
+///     JPEGScanIndex -> one JPEGScanState per scan
 ///       -> decode(rows:) : for each scan, for each block of those rows: DC/AC first or refinement (T.81 G.1.2)
 ///       -> CoefficientWindow (rows firstRow..<endRow, 64 Int16 per block, natural order)
-final class ProgressiveCoefficientDecoder {
+final class ProgressiveCoefficientDecoder: BandCoefficients {
     /// One scan being read: its header, its state and, for an interleaved scan, where each block of an MCU goes.
     private struct Cursor {
         let scan: JPEGScanIndex.Scan
         /// Per block of an MCU: the scan component's position, its frame component, and its block offset
         /// (column, row) within the MCU.
         let slots: [(position: Int, component: Int, column: Int, row: Int)]
-        var state: ProgressiveScanState
+        var state: JPEGScanState
         /// Set after an invalid code when partial output was asked for: the scan adds nothing more.
         var failed = false
     }
@@ -47,7 +47,7 @@ final class ProgressiveCoefficientDecoder {
                     slots.append((position, component, block % info.horizontal, block / info.horizontal))
                 }
             }
-            return Cursor(scan: scan, slots: slots, state: ProgressiveScanState(scan: scan, input: try BufferedInput(input)))
+            return Cursor(scan: scan, slots: slots, state: JPEGScanState(scan: scan, input: try BufferedInput(input)))
         }
     }
 
@@ -65,6 +65,15 @@ final class ProgressiveCoefficientDecoder {
         decodedRows = rows.upperBound
     }
 
+    /// The scans are read in order, across the whole width.
+    var decodesInOrder: Bool { true }
+
+    /// Decodes MCU rows `rows`, which must start where the last call ended.
+    func decode(rows: Range<Int>, into window: CoefficientWindow) throws {
+        precondition(rows.isEmpty || rows.lowerBound == decodedRows)
+        try decode(through: rows.upperBound, into: window)
+    }
+
     private func place(_ rows: Range<Int>) -> String {
         "before row \((rows.upperBound * frame.maxVertical * 8).grouped) of \(frame.height.grouped)"
     }
@@ -75,7 +84,7 @@ final class ProgressiveCoefficientDecoder {
         // are read out of the scan once, as a copy per block would retain and release their arrays.
         var state = cursor.state
         defer { cursor.state = state }
-        let coding = ProgressiveScanState.Coding(scan: scan)
+        let coding = JPEGScanState.Coding(scan: scan)
         if scan.components.count == 1 {
             // A one-component scan codes that component's blocks in raster order, with no MCU padding.
             let component = scan.components[0], info = frame.components[component]
@@ -119,7 +128,7 @@ final class ProgressiveCoefficientDecoder {
     /// Starts a unit; false once the scan's data has run out and partial output was asked for: like libjpeg, the
     /// scan then adds nothing more, where decoding the zero bits fed past its end would add noise.
     @inline(__always)
-    private func startUnit(_ state: inout ProgressiveScanState, failed: inout Bool, rows: Range<Int>) throws -> Bool {
+    private func startUnit(_ state: inout JPEGScanState, failed: inout Bool, rows: Range<Int>) throws -> Bool {
         if state.reader.overran {
             guard allowPartial else { return true }
             failed = true

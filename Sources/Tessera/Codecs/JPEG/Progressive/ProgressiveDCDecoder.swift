@@ -32,14 +32,14 @@ final class ProgressiveDCDecoder: TiledRowDecoder {
         /// A first scan (Ah = 0), and its Al.
         let isFirst: Bool
         let shift: Int
-        var state: ProgressiveScanState
+        var state: JPEGScanState
 
         init(scan: JPEGScanIndex.Scan, slots: [BlockSlot], input: BufferedInput) {
             self.scan = scan
             self.slots = slots
             isFirst = scan.approximationHigh == 0
             shift = scan.approximationLow
-            state = ProgressiveScanState(scan: scan, input: input)
+            state = JPEGScanState(scan: scan, input: input)
         }
     }
 

@@ -1,8 +1,9 @@
-/// Where one progressive scan's decoding is: its bit reader, DC predictions, end-of-band run and restart count,
-/// with the four block decoding procedures of ITU T.81 G.1.2 (DC first and refinement, AC first and
-/// refinement). Coefficients are 16-bit, in natural (row-major) order, 64 per block, as libjpeg keeps them.
-/// A value type for the same reason as `JPEGEntropyReader`: the block loops own it as a local.
-struct ProgressiveScanState {
+/// Where one scan's decoding is: its bit reader, DC predictions, end-of-band run and restart count, with the block
+/// decoding procedures of ITU T.81: a sequential block (F.2.2), and the four progressive ones of G.1.2 (DC first
+/// and refinement, AC first and refinement). Coefficients are 16-bit, in natural (row-major) order, 64 per block,
+/// as libjpeg keeps them. A value type for the same reason as `JPEGEntropyReader`: the block loops own it as a
+/// local.
+struct JPEGScanState {
     var reader: JPEGEntropyReader
     /// Each scan component's DC prediction (DC first scans).
     var predictions = SIMD4<Int>()
@@ -18,6 +19,32 @@ struct ProgressiveScanState {
         reader = JPEGEntropyReader(input: input, offset: scan.dataOffset)
         restartInterval = scan.restartInterval
         restartsLeft = scan.restartInterval
+    }
+
+    /// What resumes a sequential scan exactly at a unit boundary: the reader's position and bits, the DC
+    /// predictions and where the restart interval is (the end-of-band run is always 0 there).
+    struct Resumable: Equatable {
+        var reader: JPEGEntropyReader.Snapshot
+        var predictions: SIMD4<Int32>
+        var restartsLeft: Int
+        var nextRestart: Int
+        var started: Bool
+    }
+
+    /// The state now, to resume from later with `resume(at:)`.
+    var resumable: Resumable {
+        Resumable(reader: reader.snapshot, predictions: SIMD4(truncatingIfNeeded: predictions), restartsLeft: restartsLeft,
+                  nextRestart: nextRestart, started: started)
+    }
+
+    /// Goes back (or forward) to a state this scan's decoding was in.
+    mutating func resume(at state: Resumable) {
+        reader.resume(at: state.reader)
+        predictions = SIMD4(truncatingIfNeeded: state.predictions)
+        restartsLeft = state.restartsLeft
+        nextRestart = state.nextRestart
+        started = state.started
+        endOfBandRun = 0
     }
 
     /// What one scan codes, and its DC tables: everything a block needs besides the state (an AC scan's table is
@@ -78,6 +105,35 @@ struct ProgressiveScanState {
         let difference = size == 0 ? 0 : reader.readSigned(Int(size))
         predictions[position] &+= difference
         coefficient.pointee = Int16(truncatingIfNeeded: predictions[position] << shift)
+        return true
+    }
+
+    /// A sequential scan's block (F.2.2): the DC difference from scan component `position`'s prediction, then
+    /// run/size symbols placing AC coefficients 1...63 until EOB. The block is cleared first. False on an invalid
+    /// code or a run past the block's end.
+    @inline(__always)
+    mutating func decodeSequentialBlock(_ block: UnsafeMutablePointer<Int16>, position: Int, dc: JPEGHuffmanTable,
+                                        ac: JPEGHuffmanTable) -> Bool {
+        block.update(repeating: 0, count: 64)
+        guard let size = dc.decode(&reader), size <= 15 else { return false }
+        if size != 0 { predictions[position] &+= reader.readSigned(Int(size)) }
+        block.pointee = Int16(truncatingIfNeeded: predictions[position])
+        let naturalOrder = Self.naturalOrder
+        var k = 1
+        while k < 64 {
+            guard let symbol = ac.decode(&reader) else { return false }
+            let run = Int(symbol >> 4), size = Int(symbol & 15)
+            if size != 0 {
+                k += run
+                guard k < 64 else { return false }
+                block[naturalOrder[k]] = Int16(truncatingIfNeeded: reader.readSigned(size))
+                k += 1
+            } else if run == 15 {
+                k += 16
+            } else {
+                break
+            }
+        }
         return true
     }
 

@@ -7,6 +7,8 @@ struct JPEGEntropyReader {
     private var chunk: [UInt8]
     private var chunkEnd = 0
     private var index = 0
+    /// The file offset of `chunk[0]`.
+    private var chunkStart: Int
     private var buffer: UInt64 = 0
     /// Valid bits in `buffer`, the zero bits fed past a marker included.
     private var count = 0
@@ -22,7 +24,63 @@ struct JPEGEntropyReader {
     init(input: BufferedInput, offset: Int) {
         self.input = input
         chunk = [UInt8](repeating: 0, count: Self.chunkSize)
+        chunkStart = offset
         input.seek(to: offset)
+    }
+
+    /// Everything needed to resume reading exactly where the reader was. Mostly a bit position: the offset of the
+    /// first byte with bits left to read and the `skip` bits of it already read (nothing buffered). Near a marker,
+    /// or where the bytes behind are no longer at hand, the whole buffer instead: the offset of the next byte to
+    /// read, the bits buffered from the bytes before it, the zero bits fed past the marker and the marker.
+    struct Snapshot: Equatable {
+        var offset: Int
+        var skip = 0
+        var buffer: UInt64 = 0
+        var count = 0
+        var padding = 0
+        var marker: UInt8?
+
+        /// Whether this is a bit position, with nothing buffered.
+        var isBitPosition: Bool { buffer == 0 && count == 0 && padding == 0 && marker == nil }
+    }
+
+    /// Where the reader is now, as a bit position when it can be.
+    var snapshot: Snapshot {
+        let whole = Snapshot(offset: chunkStart + index, buffer: buffer, count: count, padding: padding, marker: marker)
+        guard marker == nil, padding == 0 else { return whole }
+        // Walk back over the bytes the buffered bits came from: a stuffed 0xFF took two, 0xFF 0x00.
+        var at = index
+        for _ in 0..<(count + 7) / 8 {
+            guard at >= 3 else { return whole }
+            if chunk[at - 1] == 0 && chunk[at - 2] == 0xFF {
+                // Fill bytes before a stuffed 0xFF would make the walk ambiguous.
+                if chunk[at - 3] == 0xFF { return whole }
+                at -= 2
+            } else {
+                at -= 1
+            }
+        }
+        return Snapshot(offset: chunkStart + at, skip: (8 - count % 8) % 8)
+    }
+
+    /// Moves to `snapshot`, taken from a reader of the same file: within the chunk held, without reading.
+    mutating func resume(at snapshot: Snapshot) {
+        if snapshot.offset >= chunkStart && snapshot.offset <= chunkStart + chunkEnd {
+            index = snapshot.offset - chunkStart
+        } else {
+            input.seek(to: snapshot.offset)
+            chunkStart = snapshot.offset
+            chunkEnd = 0
+            index = 0
+        }
+        buffer = snapshot.buffer
+        count = snapshot.count
+        padding = snapshot.padding
+        marker = snapshot.marker
+        if snapshot.skip > 0 {
+            fill()
+            consume(snapshot.skip)
+        }
     }
 
     /// Whether bits past the end of the data were consumed: the scan's data is cut short or corrupt.
@@ -44,6 +102,7 @@ struct JPEGEntropyReader {
     @inline(__always)
     private mutating func nextByte() -> UInt8? {
         if index == chunkEnd {
+            chunkStart += chunkEnd
             index = 0
             chunkEnd = (try? chunk.withUnsafeMutableBytes { try input.read(into: $0) }) ?? 0
             if chunkEnd == 0 { return nil }

@@ -1,10 +1,13 @@
-/// A few rows of MCUs of every component's coefficients: per component `vertical` block rows per MCU row, each
-/// `mcusAcross * horizontal` blocks of 64 `Int16` (MCU padding included). Rows `firstRow..<endRow` are held;
-/// `slide(to:)` moves the window down, keeping the rows it still covers.
+/// A few rows of MCUs of every component's coefficients, over a range of MCU columns (all of them, or a region's):
+/// per component `vertical` block rows per MCU row, each `columns.count * horizontal` blocks of 64 `Int16` (MCU
+/// padding included). Rows `firstRow..<endRow` are held; `slide(to:)` moves the window down, keeping the rows it
+/// still covers.
 final class CoefficientWindow {
     let frame: JPEGFrameHeader
     /// MCU rows held at most.
     let capacity: Int
+    /// The MCU columns held.
+    let columns: Range<Int>
     private(set) var firstRow = 0
     private(set) var endRow = 0
     /// Blocks per block row of each component.
@@ -16,10 +19,13 @@ final class CoefficientWindow {
         frame.components.reduce(0) { $0 + frame.mcusAcross * $1.horizontal * $1.vertical * 64 * 2 }
     }
 
-    init(frame: JPEGFrameHeader, capacity: Int) {
+    /// A window of `capacity` MCU rows over MCU `columns` (nil: the whole width).
+    init(frame: JPEGFrameHeader, capacity: Int, columns: Range<Int>? = nil) {
         self.frame = frame
         self.capacity = capacity
-        let strides = frame.components.map { frame.mcusAcross * $0.horizontal }
+        let columns = columns ?? 0..<frame.mcusAcross
+        self.columns = columns
+        let strides = frame.components.map { columns.count * $0.horizontal }
         self.strides = strides
         planes = frame.components.indices.map { index in
             let count = strides[index] * frame.components[index].vertical * capacity * 64
@@ -31,7 +37,7 @@ final class CoefficientWindow {
 
     deinit { planes.forEach { $0.deallocate() } }
 
-    /// The first block of block row `row` (in the whole component) of `component`; the row must be held.
+    /// The first held block of block row `row` (in the whole component) of `component`; the row must be held.
     func blockRow(component: Int, row: Int) -> UnsafeMutablePointer<Int16> {
         let vertical = frame.components[component].vertical
         return planes[component] + ((row - firstRow * vertical) * strides[component]) * 64

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Tessera's own sequential entropy decoding and the entropy index, on the 100 MP baseline sample, interleaved:
+
+- the whole file's entropy decoding on one core (`taskset -c 0`): libjpeg-turbo's `jpeg_read_coefficients` against
+  Tessera's `SequentialCoefficientDecoder` (building the index: every MCU decoded, a state kept every few), both
+  through `.build/release/EntropyDecode`;
+- `tessera index` (a fresh cache folder each run) against `djpeg -scale 1/8`, and the index's size;
+- a 1024 x 1024 region near the bottom: `tessera region` with the index, without it, and `djpeg -crop`.
+
+Each row gives the median wall and CPU time and the highest peak RSS (GNU time).
+
+    Benchmarks/entropy.py [--sample PATH] [--runs 5] [--tessera PATH]
+"""
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_sample import cached_sample  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WORK = os.path.join(ROOT, "Benchmarks", "work")
+ENTROPY = os.path.join(ROOT, ".build", "release", "EntropyDecode")
+
+
+def measure(argv, before=None):
+    """(wall seconds, CPU seconds, peak RSS in MiB) of one run, which must succeed; `before` runs first, untimed."""
+    if before:
+        before()
+    result = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M"] + argv, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"{' '.join(argv)} failed: {result.stderr}")
+    wall, user, system, rss = result.stderr.strip().splitlines()[-1].split()
+    return float(wall), float(user) + float(system), int(rss) / 1024
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sample", help="the JPEG (default: the 100 MP sample, made on first use)")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--tessera", default=os.path.join(ROOT, ".build", "release", "tessera"))
+    options = parser.parse_args()
+    if not os.path.exists(ENTROPY):
+        subprocess.run(["swift", "build", "-c", "release", "--product", "EntropyDecode"], cwd=ROOT, check=True)
+    if not os.path.exists(options.tessera):
+        subprocess.run(["swift", "build", "-c", "release", "--static-swift-stdlib", "--product", "tessera"],
+                       cwd=ROOT, check=True)
+    sample = options.sample or cached_sample(WORK, 100)
+    work = tempfile.mkdtemp(prefix="tessera-entropy-")
+    fresh, kept = os.path.join(work, "fresh"), os.path.join(work, "kept")
+    subprocess.run([options.tessera, "index", sample, "--cache", kept], check=True, capture_output=True)
+    index_file = [name for name in os.listdir(kept) if name.endswith(".jpegindex")][0]
+    index_bytes = os.path.getsize(os.path.join(kept, index_file))
+    out = os.path.join(work, "region.jpg")
+    size = subprocess.run(["identify", "-format", "%w %h", sample], capture_output=True, text=True).stdout.split()
+    width, height = (int(size[0]), int(size[1])) if len(size) == 2 else (12000, 8333)
+    x, y = width // 2 - 512, height - 1024 - 100
+    rect = f"{x},{y},1024,1024"
+    cases = [
+        ("entropy, 1 core", "libjpeg-turbo jpeg_read_coefficients", ["taskset", "-c", "0", ENTROPY, sample, "libjpeg"], None),
+        ("entropy, 1 core", "Tessera SequentialCoefficientDecoder", ["taskset", "-c", "0", ENTROPY, sample, "tessera"], None),
+        ("index", "tessera index (fresh)", [options.tessera, "index", sample, "--cache", fresh],
+         lambda: shutil.rmtree(fresh, ignore_errors=True)),
+        ("index", "djpeg -scale 1/8", ["djpeg", "-scale", "1/8", "-outfile", os.devnull, sample], None),
+        ("region 1024", "tessera region, with the index",
+         [options.tessera, "region", sample, out, "--rect", rect, "--cache", kept], None),
+        ("region 1024", "tessera region, without", [options.tessera, "region", sample, out, "--rect", rect, "--cache", fresh],
+         lambda: shutil.rmtree(fresh, ignore_errors=True)),
+        ("region 1024", "djpeg -crop", ["djpeg", "-crop", f"1024x1024+{x}+{y}", "-outfile", os.devnull, sample], None),
+    ]
+    results = {label: [] for _, label, _, _ in cases}
+    for _ in range(options.runs):
+        for _, label, argv, before in cases:
+            results[label].append(measure(argv, before))
+    print(f"{os.path.basename(sample)}: {width} x {height}, {os.path.getsize(sample)} bytes; index {index_bytes} bytes"
+          f" ({100 * index_bytes / os.path.getsize(sample):.3f}% of the file); region at {rect}; {options.runs} runs")
+    print("| case | run | wall s | CPU s | peak RSS MiB |")
+    print("|---|---|---:|---:|---:|")
+    for group, label, _, _ in cases:
+        runs = results[label]
+        print(f"| {group} | {label} | {statistics.median(r[0] for r in runs):.3f} | "
+              f"{statistics.median(r[1] for r in runs):.3f} | {max(r[2] for r in runs):.1f} |")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

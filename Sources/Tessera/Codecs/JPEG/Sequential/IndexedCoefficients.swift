@@ -1,0 +1,25 @@
+/// A sequential JPEG's coefficients read through its entropy index, for `BandedJPEGDecoder`: each MCU row of a
+/// window's columns is decoded from the state saved nearest before its first column (or, when nearer, from where
+/// the last row's decoding stopped), so a region costs its own MCUs and at most a stride more per row.
+final class IndexedCoefficients: BandCoefficients {
+    private let decoder: SequentialCoefficientDecoder
+    private let index: JPEGEntropyIndex
+
+    /// Reads the scan `scans` found in `input` from `index`, which describes it.
+    init(scans: JPEGScanIndex, index: JPEGEntropyIndex, input: ImageInput) throws {
+        decoder = try SequentialCoefficientDecoder(index: scans, input: input)
+        self.index = index
+    }
+
+    /// Saved states reach any MCU.
+    var decodesInOrder: Bool { false }
+
+    func decode(rows: Range<Int>, into window: CoefficientWindow) throws {
+        for row in rows {
+            let first = row * index.mcusAcross + window.columns.lowerBound
+            let (state, position) = index.state(row: row, column: window.columns.lowerBound)
+            if !(position...first).contains(decoder.position) { decoder.resume(at: state, position: position) }
+            try decoder.decode(through: row * index.mcusAcross + window.columns.upperBound, into: window)
+        }
+    }
+}

@@ -1,0 +1,318 @@
+import CZlib
+import Foundation
+
+/// Random access into a sequential JPEG without restart markers: the entropy decoder's state (bit position, DC
+/// predictions, restart count) saved before every MCU row and every `stride` MCUs along it, so a region's MCUs are
+/// decoded from the nearest saved state instead of from the top. Built by one pass of `SequentialCoefficientDecoder`
+/// over the whole scan; `stride` is the smallest power of two keeping the encoded index within 0.5% of the file.
+///
+/// Kept in a file beside the pyramid cache, named like the cache's pyramids from the JPEG's path, size and
+/// modification time (`PyramidCache.fileStem`). The format (little-endian, version 1):
+///
+///     "TSEI" u16 version  u64 file size  u64 modification time (Double bits)  u64 scan data offset
+///     u32 MCUs across  u32 MCUs down  u8 components  u32 restart interval  u32 stride  u32 states
+///     states, row by row: u8 flags (bits 0-2 bits to skip, 3 whole buffer), zigzag varint offset delta,
+///       [u64 buffer, u8 count, u8 padding, u8 marker or 0xFF], zigzag varint DC prediction delta per component
+///     u32 CRC-32 of everything before it
+///
+/// Where a state is in its restart interval follows from the MCU it was saved before, so is not stored.
+///
+/// A file that is stale (another size or time), truncated, damaged (its CRC), of another version or describing
+/// another scan is never trusted: `load` gives nil and the index is built again.
+public struct JPEGEntropyIndex: Equatable, Sendable {
+    /// The JPEG an index was built from: its size in bytes and its modification time, in seconds since 1970.
+    public struct Key: Equatable, Sendable {
+        public var size: Int
+        public var modified: Double
+
+        /// The key of the file at `path` now.
+        public init(path: String) throws {
+            let attributes: [FileAttributeKey: Any]
+            do { attributes = try FileManager.default.attributesOfItem(atPath: path) } catch {
+                throw TesseraError.io(path: path, detail: "cannot read the file's size and time")
+            }
+            size = attributes[.size] as? Int ?? 0
+            modified = (attributes[.modificationDate] as? Date ?? .distantPast).timeIntervalSince1970
+        }
+
+        init(size: Int, modified: Double) {
+            self.size = size
+            self.modified = modified
+        }
+    }
+
+    static let magic = Array("TSEI".utf8)
+    static let version: UInt16 = 1
+    /// The file name's extension beside the cache's stem.
+    static let fileExtension = "jpegindex"
+
+    public let key: Key
+    /// Where the scan's entropy-coded data starts, and its geometry: what the index must agree with to be used.
+    let dataOffset: Int
+    let mcusAcross: Int
+    let mcusDown: Int
+    let componentCount: Int
+    let restartInterval: Int
+    /// MCUs between saved states along a row.
+    public let stride: Int
+    /// The state before MCU (row, k * stride), row by row.
+    let states: [JPEGScanState.Resumable]
+
+    var statesPerRow: Int { (mcusAcross + stride - 1) / stride }
+
+    /// The most bytes an index of a file of `fileSize` bytes takes.
+    public static func byteLimit(forFileSize fileSize: Int) -> Int { fileSize / 200 }
+
+    /// The saved state nearest before MCU `column` of MCU row `row`, and the MCU (counted from the top left) it
+    /// was saved before.
+    func state(row: Int, column: Int) -> (state: JPEGScanState.Resumable, position: Int) {
+        let saved = column / stride
+        return (states[row * statesPerRow + saved], row * mcusAcross + saved * stride)
+    }
+
+    /// Whether this index describes the scan `scans` found (same data offset, geometry and restart interval).
+    func describes(_ scans: JPEGScanIndex) -> Bool {
+        guard let scan = scans.scans.first else { return false }
+        return scan.dataOffset == dataOffset && scans.frame.mcusAcross == mcusAcross && scans.frame.mcusDown == mcusDown
+            && scans.frame.components.count == componentCount && scan.restartInterval == restartInterval
+    }
+
+    /// Decodes the whole scan of the JPEG `input` (whose key is `key`) once and keeps its states; throws
+    /// `unsupported` for JPEGs `SequentialCoefficientDecoder` does not read, and for files so small that even one
+    /// state per MCU row would exceed the size limit.
+    public static func build(input: ImageInput, key: Key) throws -> JPEGEntropyIndex {
+        let scans = try JPEGScanIndex(input: input)
+        let decoder = try SequentialCoefficientDecoder(index: scans, input: input)
+        let frame = scans.frame, scan = scans.scans[0], limit = byteLimit(forFileSize: key.size)
+        // A first guess from a small state's size; thinned below while the encoding is still too large.
+        let typical = 2 + frame.components.count
+        var stride = 1
+        while stride < frame.mcusAcross
+            && 64 + typical * frame.mcusDown * ((frame.mcusAcross + stride - 1) / stride) > limit { stride *= 2 }
+        var states: [JPEGScanState.Resumable] = []
+        states.reserveCapacity(frame.mcusDown * ((frame.mcusAcross + stride - 1) / stride))
+        try decoder.record(through: decoder.mcuCount, every: stride, into: &states)
+        var index = JPEGEntropyIndex(key: key, dataOffset: scan.dataOffset, mcusAcross: frame.mcusAcross,
+                                     mcusDown: frame.mcusDown, componentCount: frame.components.count,
+                                     restartInterval: scan.restartInterval, stride: stride, states: states)
+        while index.encoded().count > limit {
+            guard index.stride < frame.mcusAcross else {
+                throw TesseraError.unsupported(path: input.name, feature: "an entropy index of a file this small (one"
+                                               + " state per row of MCUs takes more than 0.5% of it)")
+            }
+            index = index.thinned()
+        }
+        return index
+    }
+
+    /// The same index with every other state of each row: twice the stride.
+    private func thinned() -> JPEGEntropyIndex {
+        let perRow = statesPerRow
+        let kept = states.indices.filter { ($0 % perRow) % 2 == 0 }.map { states[$0] }
+        return JPEGEntropyIndex(key: key, dataOffset: dataOffset, mcusAcross: mcusAcross, mcusDown: mcusDown,
+                                componentCount: componentCount, restartInterval: restartInterval, stride: stride * 2,
+                                states: kept)
+    }
+
+    init(key: Key, dataOffset: Int, mcusAcross: Int, mcusDown: Int, componentCount: Int, restartInterval: Int,
+         stride: Int, states: [JPEGScanState.Resumable]) {
+        self.key = key
+        self.dataOffset = dataOffset
+        self.mcusAcross = mcusAcross
+        self.mcusDown = mcusDown
+        self.componentCount = componentCount
+        self.restartInterval = restartInterval
+        self.stride = stride
+        self.states = states
+    }
+
+    /// The index in its file format.
+    public func encoded() -> [UInt8] {
+        var writer = ByteWriter()
+        writer.bytes = Self.magic
+        writer.u16(Self.version)
+        writer.u64(UInt64(key.size))
+        writer.u64(key.modified.bitPattern)
+        writer.u64(UInt64(dataOffset))
+        writer.u32(UInt32(mcusAcross))
+        writer.u32(UInt32(mcusDown))
+        writer.u8(UInt8(componentCount))
+        writer.u32(UInt32(restartInterval))
+        writer.u32(UInt32(stride))
+        writer.u32(UInt32(states.count))
+        var offset = dataOffset, predictions = SIMD4<Int32>()
+        for state in states {
+            let reader = state.reader, whole = !reader.isBitPosition
+            writer.u8(UInt8(reader.skip) | (whole ? 8 : 0))
+            writer.signed(reader.offset - offset)
+            offset = reader.offset
+            if whole {
+                writer.u64(reader.buffer)
+                writer.u8(UInt8(reader.count))
+                writer.u8(UInt8(reader.padding))
+                writer.u8(reader.marker ?? 0xFF)
+            }
+            for component in 0..<componentCount {
+                writer.signed(Int(state.predictions[component]) - Int(predictions[component]))
+            }
+            predictions = state.predictions
+        }
+        writer.u32(Self.crc(writer.bytes[...]))
+        return writer.bytes
+    }
+
+    /// Parses an index file; throws `corrupt` for anything but an intact index of this version.
+    public init(decoding bytes: [UInt8], name: String) throws {
+        func damaged(_ detail: String) -> TesseraError { .corrupt(path: name, detail: "the entropy index \(detail)") }
+        guard bytes.count >= 4 + 2 + 8 * 4 + 4 * 5 + 1 + 4, bytes.starts(with: Self.magic) else {
+            throw damaged("is not one, or is cut short")
+        }
+        var parser = ByteParser(bytes: bytes[..<(bytes.count - 4)])
+        var trailer = ByteParser(bytes: bytes[(bytes.count - 4)...])
+        let stored = trailer.u32()
+        guard stored == Self.crc(bytes[..<(bytes.count - 4)]) else { throw damaged("fails its checksum") }
+        parser.position = 4
+        guard parser.u16() == Self.version else { throw damaged("is of another version") }
+        let size = Int(parser.u64()), modified = Double(bitPattern: parser.u64())
+        let dataOffset = Int(parser.u64()), across = Int(parser.u32()), down = Int(parser.u32())
+        let components = Int(parser.u8()), interval = Int(parser.u32()), stride = Int(parser.u32())
+        let count = Int(parser.u32())
+        guard (1...4).contains(components), across > 0, down > 0, stride > 0,
+              count == down * ((across + stride - 1) / stride), count <= bytes.count else {
+            throw damaged("describes no image")
+        }
+        var states: [JPEGScanState.Resumable] = []
+        states.reserveCapacity(count)
+        var offset = dataOffset, predictions = SIMD4<Int32>()
+        let perRow = (across + stride - 1) / stride
+        for number in 0..<count {
+            let flags = parser.u8()
+            offset += parser.signed()
+            var reader = JPEGEntropyReader.Snapshot(offset: offset, skip: Int(flags & 7))
+            if flags & 8 != 0 {
+                reader.buffer = parser.u64()
+                reader.count = Int(parser.u8())
+                reader.padding = Int(parser.u8())
+                let marker = parser.u8()
+                reader.marker = marker == 0xFF ? nil : marker
+            }
+            for component in 0..<components {
+                predictions[component] = Int32(truncatingIfNeeded: Int(predictions[component]) + parser.signed())
+            }
+            let position = number / perRow * across + number % perRow * stride
+            states.append(Self.resumable(reader: reader, predictions: predictions, position: position, interval: interval))
+        }
+        guard !parser.overran, parser.position == parser.bytes.endIndex, offset >= 0,
+              states.allSatisfy({ $0.reader.offset >= dataOffset && $0.reader.count <= 64 && $0.reader.padding <= $0.reader.count })
+        else {
+            throw damaged("is malformed")
+        }
+        self.init(key: Key(size: size, modified: modified), dataOffset: dataOffset, mcusAcross: across,
+                  mcusDown: down, componentCount: components, restartInterval: interval, stride: stride, states: states)
+    }
+
+    /// The state saved before unit `position` of a scan whose restart interval is `interval`, once the unit has
+    /// started: after `position + 1` calls of `JPEGScanState.startUnit`.
+    private static func resumable(reader: JPEGEntropyReader.Snapshot, predictions: SIMD4<Int32>, position: Int,
+                                  interval: Int) -> JPEGScanState.Resumable {
+        guard interval > 0 else {
+            return JPEGScanState.Resumable(reader: reader, predictions: predictions, restartsLeft: 0, nextRestart: 0,
+                                           started: false)
+        }
+        return JPEGScanState.Resumable(reader: reader, predictions: predictions,
+                                       restartsLeft: (interval - (position + 1) % interval) % interval,
+                                       nextRestart: position / interval, started: true)
+    }
+
+    private static func crc(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+        bytes.withUnsafeBufferPointer { UInt32(crc32(0, $0.baseAddress, uInt($0.count))) }
+    }
+
+    // MARK: Beside the pyramid cache
+
+    /// Where the index of the JPEG at `path` (with `key`) is kept in the cache folder `folder`.
+    public static func location(of path: String, key: Key, folder: String) -> String {
+        PyramidCache.fileStem(in: folder, path: path, modified: Date(timeIntervalSince1970: key.modified),
+                              size: key.size) + "." + fileExtension
+    }
+
+    /// The index kept in `folder` for the JPEG at `path` whose scans are `scans`, or nil when there is none or it
+    /// cannot be trusted (stale, cut short, damaged, another version, another scan).
+    static func load(for path: String, scans: JPEGScanIndex, folder: String) -> JPEGEntropyIndex? {
+        guard let key = try? Key(path: path),
+              let bytes = FileManager.default.contents(atPath: location(of: path, key: key, folder: folder)),
+              let index = try? JPEGEntropyIndex(decoding: Array(bytes), name: path),
+              index.key == key, index.describes(scans) else { return nil }
+        return index
+    }
+
+    /// What `loadOrBuild` found.
+    public enum Outcome: String, Sendable {
+        case reused = "reused"
+        case built = "built"
+        case rebuilt = "rebuilt (the one kept was stale or damaged)"
+    }
+
+    /// The JPEG at `path`'s index in `folder`: the one kept when it can be trusted, else built (one pass over the
+    /// file) and written there under a temporary name renamed into place. Returns it, its file and what happened.
+    public static func loadOrBuild(for path: String, folder: String) throws
+        -> (index: JPEGEntropyIndex, file: String, outcome: Outcome) {
+        let key = try Key(path: path)
+        let file = location(of: path, key: key, folder: folder)
+        let existed = FileManager.default.fileExists(atPath: file)
+        let scans = try JPEGScanIndex(input: .file(path: path))
+        if existed, let index = load(for: path, scans: scans, folder: folder) { return (index, file, .reused) }
+        let index = try build(input: .file(path: path), key: key)
+        do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
+            throw TesseraError.io(path: folder, detail: "cannot create the folder")
+        }
+        let output = try AtomicFile(path: file)
+        let bytes = index.encoded()
+        guard fwrite(bytes, 1, bytes.count, output.handle) == bytes.count else {
+            throw TesseraError.io(path: file, detail: "write failed")
+        }
+        try output.commit()
+        return (index, file, existed ? .rebuilt : .built)
+    }
+}
+
+/// Little-endian fields and varints read from a byte slice; reading past its end gives zeros and sets `overran`.
+private struct ByteParser {
+    let bytes: ArraySlice<UInt8>
+    var position: Int
+    private(set) var overran = false
+
+    init(bytes: ArraySlice<UInt8>) {
+        self.bytes = bytes
+        position = bytes.startIndex
+    }
+
+    mutating func u8() -> UInt8 {
+        guard position < bytes.endIndex else {
+            overran = true
+            return 0
+        }
+        position += 1
+        return bytes[position - 1]
+    }
+
+    mutating func u16() -> UInt16 { UInt16(u8()) | UInt16(u8()) << 8 }
+    mutating func u32() -> UInt32 { (0..<4).reduce(0) { $0 | UInt32(u8()) << UInt32(8 * $1) } }
+    mutating func u64() -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(u8()) << UInt64(8 * $1) } }
+
+    mutating func varint() -> UInt64 {
+        var value: UInt64 = 0
+        for shift in Swift.stride(from: 0, to: 64, by: 7) {
+            let byte = u8()
+            value |= UInt64(byte & 0x7F) << UInt64(shift)
+            if byte < 0x80 { return value }
+        }
+        overran = true
+        return value
+    }
+
+    mutating func signed() -> Int {
+        let value = varint()
+        return Int(truncatingIfNeeded: value >> 1) ^ -Int(truncatingIfNeeded: value & 1)
+    }
+}

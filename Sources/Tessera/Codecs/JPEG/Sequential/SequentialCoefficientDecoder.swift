@@ -1,0 +1,158 @@
+/// Decodes the coefficients of a sequential Huffman-coded JPEG (SOF0 baseline or SOF1 extended, 8-bit) whose one
+/// scan holds every component, with or without restart intervals, MCU by MCU in file order from the scan's start
+/// or from any state saved on the way (`JPEGScanState.Resumable`, what `JPEGEntropyIndex` keeps). MCUs inside
+/// the window given are stored there; the others are decoded into one scratch MCU and dropped, so nothing is
+/// allocated per block. Coefficients equal `jpeg_read_coefficients`'.
+///
+///     JPEGScanIndex -> JPEGScanState (reader, DC predictions, restarts)
+///       -> per MCU: per block, decodeSequentialBlock (T.81 F.2.2) -> CoefficientWindow, or scratch
+final class SequentialCoefficientDecoder {
+    /// Per block of an MCU: the scan component's position, its frame component and its block offset (column, row)
+    /// within the MCU.
+    private struct Slot {
+        let position: Int
+        let component: Int
+        let column: Int
+        let row: Int
+    }
+
+    let frame: JPEGFrameHeader
+    private let name: String
+    private let scan: JPEGScanIndex.Scan
+    private let slots: [Slot]
+    private var state: JPEGScanState
+    /// One MCU's blocks, for the MCUs no window holds.
+    private let scratch: UnsafeMutablePointer<Int16>
+    /// The next MCU to decode, counted row by row from the top left.
+    private(set) var position = 0
+    /// Whether that MCU's unit has been started (`JPEGScanState.startUnit`): so it is in the states saved.
+    private var unitStarted = false
+    /// MCUs in the image.
+    var mcuCount: Int { frame.mcusAcross * frame.mcusDown }
+
+    /// Whether this decoder reads `index`'s file: one sequential Huffman-coded 8-bit scan of every component
+    /// (interleaved, or a single component sampled 1x1), with sampling libjpeg can upsample.
+    static func canDecode(_ index: JPEGScanIndex) -> Bool {
+        let frame = index.frame
+        guard frame.isHuffmanSequential, frame.precision == 8, frame.hasIntegralSampling, index.scans.count == 1,
+              let scan = index.scans.first else { return false }
+        let single = frame.components.count == 1
+        return scan.components.count == frame.components.count && scan.spectralStart == 0 && scan.spectralEnd == 63
+            && scan.approximationHigh == 0 && scan.approximationLow == 0
+            && (!single || (frame.components[0].horizontal == 1 && frame.components[0].vertical == 1))
+    }
+
+    /// Opens the scan of `index`, whose file is `input`; throws `unsupported` for files `canDecode` refuses.
+    init(index: JPEGScanIndex, input: ImageInput) throws {
+        guard Self.canDecode(index), let scan = index.scans.first else {
+            throw TesseraError.unsupported(path: input.name, feature: "this kind of JPEG in Tessera's sequential decoder"
+                                           + " (it reads one baseline or extended 8-bit scan of every component)")
+        }
+        frame = index.frame
+        name = input.name
+        self.scan = scan
+        var slots: [Slot] = []
+        for (position, component) in scan.components.enumerated() {
+            let info = frame.components[component]
+            for block in 0..<info.horizontal * info.vertical {
+                slots.append(Slot(position: position, component: component, column: block % info.horizontal,
+                                  row: block / info.horizontal))
+            }
+        }
+        self.slots = slots
+        state = JPEGScanState(scan: scan, input: try BufferedInput(input))
+        scratch = UnsafeMutablePointer<Int16>.allocate(capacity: slots.count * 64)
+    }
+
+    deinit { scratch.deallocate() }
+
+    /// Continues from `state`, saved before MCU `position` (its unit started: past the restart marker before it).
+    func resume(at state: JPEGScanState.Resumable, position: Int) {
+        self.state.resume(at: state)
+        self.position = position
+        unitStarted = true
+    }
+
+    /// Decodes MCUs `position..<end`, storing those `window` holds (its rows and columns).
+    func decode(through end: Int, into window: CoefficientWindow?) throws {
+        var ignored: [JPEGScanState.Resumable] = []
+        try decode(through: end, into: window, recordEvery: 0, states: &ignored)
+    }
+
+    /// Decodes MCUs `position..<end` into nothing but `states`: the state before every MCU whose column is a
+    /// multiple of `every`, in order, each taken once its unit has started, so past any restart marker before it
+    /// and at a bit position (what an entropy index keeps).
+    func record(through end: Int, every: Int, into states: inout [JPEGScanState.Resumable]) throws {
+        try decode(through: end, into: nil, recordEvery: every, states: &states)
+    }
+
+    private func decode(through end: Int, into window: CoefficientWindow?, recordEvery: Int,
+                        states: inout [JPEGScanState.Resumable]) throws {
+        let end = min(end, mcuCount)
+        guard position < end else { return }
+        // The state is a plain local, touched by no closure, so the loops keep it in registers.
+        var state = self.state
+        defer {
+            self.state = state
+        }
+        let across = frame.mcusAcross, slots = self.slots, scratch = self.scratch
+        var row = position / across, column = position % across
+        var (bases, steps, held) = binding(row, window: window)
+        try scan.dcTables.withUnsafeBufferPointer { dcTables in
+            try scan.acTables.withUnsafeBufferPointer { acTables in
+                for mcu in position..<end {
+                    if unitStarted {
+                        unitStarted = false
+                    } else if !state.startUnit() {
+                        self.position = mcu
+                        throw TesseraError.corrupt(path: name, detail: "restart marker \((state.nextRestart - 1) & 7) is"
+                                                   + " missing, \(place(row))")
+                    }
+                    if recordEvery > 0 && column % recordEvery == 0 { states.append(state.resumable) }
+                    let inside = held.contains(column)
+                    for index in 0..<slots.count {
+                        let slot = slots[index]
+                        let block = inside ? bases[index] + column * steps[index] : scratch + index * 64
+                        guard state.decodeSequentialBlock(block, position: slot.position, dc: dcTables[slot.position],
+                                                          ac: acTables[slot.position]) else {
+                            self.position = mcu
+                            throw TesseraError.corrupt(path: name, detail: "the scan holds an invalid Huffman code,"
+                                                       + " \(place(row))")
+                        }
+                    }
+                    column += 1
+                    if column == across {
+                        column = 0
+                        row += 1
+                        if mcu + 1 < end { (bases, steps, held) = binding(row, window: window) }
+                    }
+                }
+            }
+        }
+        position = end
+        if state.reader.overran {
+            if state.reader.marker == 0 { throw TesseraError.truncated(path: name, detail: place(row)) }
+            throw TesseraError.corrupt(path: name, detail: "the scan's data ends early, \(place(row))")
+        }
+    }
+
+    /// Where the blocks of MCU row `row` go: per slot, the block of MCU column 0 (whether held or not) and the
+    /// step from one MCU to the next, with the columns the window holds; none when it lacks the row.
+    private func binding(_ row: Int, window: CoefficientWindow?)
+        -> (bases: [UnsafeMutablePointer<Int16>], steps: [Int], held: Range<Int>) {
+        guard let window, row >= window.firstRow, row < window.endRow else {
+            return ([UnsafeMutablePointer<Int16>](repeating: scratch, count: slots.count),
+                    [Int](repeating: 0, count: slots.count), 0..<0)
+        }
+        let bases = slots.map { slot in
+            let info = frame.components[slot.component]
+            return window.blockRow(component: slot.component, row: row * info.vertical + slot.row)
+                + slot.column * 64 - window.columns.lowerBound * info.horizontal * 64
+        }
+        return (bases, slots.map { frame.components[$0.component].horizontal * 64 }, window.columns)
+    }
+
+    private func place(_ row: Int) -> String {
+        "in MCU row \(row.grouped) of \(frame.mcusDown.grouped)"
+    }
+}

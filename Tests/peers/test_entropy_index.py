@@ -1,0 +1,75 @@
+"""`tessera index` and regions read through the entropy index: each region, at every scale, equals the same
+rectangle of libjpeg's (djpeg's) decode of the whole image; an index is reused while valid and rebuilt when
+damaged."""
+import io
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from conftest import photo, read_png, run
+
+pytestmark = pytest.mark.skipif(shutil.which("djpeg") is None or shutil.which("cjpeg") is None,
+                                reason="djpeg and cjpeg are not installed")
+
+WIDTH, HEIGHT = 2411, 1607
+
+
+@pytest.fixture(scope="module", params=[["-sample", "2x2"], ["-sample", "1x1", "-optimize"],
+                                        ["-sample", "2x1", "-restart", "1"]], ids=["420", "444-optimized", "422-restarts"])
+def jpeg(request, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("index")
+    ppm = folder / "photo.ppm"
+    image = photo(HEIGHT, WIDTH, 3, seed=17).astype(np.int32)
+    # Grain enough that the file is a photograph's size, so the index fits in its 0.5%.
+    image += np.random.default_rng(5).integers(-24, 24, image.shape)
+    Image.fromarray(np.clip(image, 0, 255).astype(np.uint8)).save(ppm)
+    path = folder / "photo.jpg"
+    subprocess.run(["cjpeg", "-quality", "90", *request.param, "-outfile", str(path), str(ppm)], check=True)
+    return path
+
+
+def djpeg(*args):
+    """libjpeg's own decode, as an RGB array."""
+    output = subprocess.run(["djpeg", "-ppm", *args], capture_output=True, check=True).stdout
+    return np.asarray(Image.open(io.BytesIO(output)).convert("RGB"))
+
+
+def test_index_is_built_then_reused_then_rebuilt_when_damaged(tessera, tmp_path, jpeg):
+    cache = tmp_path / "cache"
+    first = run(tessera, "index", jpeg, "--cache", cache)
+    assert first.returncode == 0, first.stderr
+    assert ": built in " in first.stdout
+    assert ": reused in " in run(tessera, "index", jpeg, "--cache", cache).stdout
+    (index,) = cache.glob("*.jpegindex")
+    assert index.stat().st_size <= jpeg.stat().st_size * 0.005
+    damaged = bytearray(index.read_bytes())
+    damaged[len(damaged) // 2] ^= 0x40
+    index.write_bytes(bytes(damaged))
+    assert ": rebuilt (the one kept was stale or damaged) in " in run(tessera, "index", jpeg, "--cache", cache).stdout
+
+
+@pytest.mark.parametrize("scale", [1, 2, 4, 8])
+def test_regions_through_the_index_equal_djpegs_decode(tessera, tmp_path, jpeg, scale):
+    cache = tmp_path / "cache"
+    assert run(tessera, "index", jpeg, "--cache", cache).returncode == 0
+    full = djpeg("-scale", f"1/{scale}", str(jpeg))
+    for x, y, w, h in [(1203, 1300, 512, 300), (0, 1500, 2411, 107), (2300, 0, 111, 64), (77, 901, 33, 1)]:
+        target = tmp_path / "region.png"
+        result = run(tessera, "region", jpeg, target, "--rect", f"{x},{y},{w},{h}", "--scale", f"1/{scale}",
+                     "--cache", cache)
+        assert result.returncode == 0, result.stderr
+        left, top = x // scale, y // scale
+        right, bottom = -(-(x + w) // scale), -(-(y + h) // scale)
+        expected = full[top:bottom, left:right]
+        assert np.abs(read_png(target).astype(int) - expected.astype(int)).max() == 0, (x, y, w, h)
+
+
+def test_index_of_a_progressive_jpeg_is_refused(tessera, tmp_path, jpeg):
+    progressive = tmp_path / "progressive.jpg"
+    subprocess.run(["jpegtran", "-progressive", "-outfile", str(progressive), str(jpeg)], check=True)
+    result = run(tessera, "index", progressive, "--cache", tmp_path / "cache")
+    assert result.returncode == 1
+    assert str(progressive) in result.stderr and "unsupported" in result.stderr
