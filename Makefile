@@ -7,7 +7,7 @@ SAMPLE := sample/sample.jpg
 # The project's own Python (scripts/install-deps makes it): tests, the sample and benchmarks all run with it.
 PYTHON := .venv/bin/python
 
-.PHONY: deps build test unit-tests peer-tests browser-tests run bench clean
+.PHONY: deps build test unit-tests peer-tests browser-tests fuzz-build fuzz fuzz-regressions fuzz-smoke run bench clean
 
 deps:
 	@scripts/install-deps
@@ -26,7 +26,31 @@ peer-tests: build
 browser-tests: build
 	TESSERA=$(TESSERA) $(PYTHON) -m pytest -q Tests/browser
 
-test: unit-tests peer-tests browser-tests
+test: unit-tests fuzz-regressions peer-tests browser-tests fuzz-smoke
+
+# Fuzzing (RELIABILITY.md): tessera-fuzz built with libFuzzer's driver and AddressSanitizer in a build folder of its
+# own; `make fuzz FUZZ_SECONDS=3600` runs every target that long, make test a short pass of each.
+FUZZ_SECONDS ?= 60
+FUZZ_RUNTIME = $(dir $(realpath $(shell command -v swift)))../lib/swift/clang/lib/linux/libclang_rt.fuzzer_no_main-x86_64.a
+
+fuzz-build: deps
+	swift build -c release --build-path .build/fuzz --product tessera-fuzz -Xswiftc -DFUZZING \
+	  -Xswiftc -sanitize=address -Xswiftc -sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table \
+	  -Xlinker $(FUZZ_RUNTIME) -Xlinker -lstdc++
+
+fuzz: fuzz-build
+	scripts/fuzz $(FUZZ_SECONDS)
+
+fuzz-smoke: fuzz-build
+	FUZZ_RUNS=4000 scripts/fuzz 120
+
+# Every saved input (the seeds, and each finding once fixed) through its target in an ordinary build.
+fuzz-regressions: deps
+	swift build --product tessera-fuzz
+	for target in $$(.build/debug/tessera-fuzz --list | awk '{print $$1}'); do \
+	  .build/debug/tessera-fuzz $$target Tests/Fuzz/corpus/$$target \
+	    $$(test -d Tests/Fuzz/regressions/$$target && echo Tests/Fuzz/regressions/$$target) || exit 1; \
+	done
 
 $(SAMPLE): | build
 	$(PYTHON) Benchmarks/make_sample.py $(SAMPLE) --megapixels 100

@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="session")
 def tessera():
-    path = Path(os.environ.get("TESSERA", ROOT / ".build/release/tessera"))
+    # Absolute, as tests run it from other folders (a batch's, a Slurm job's).
+    path = Path(os.environ.get("TESSERA", ROOT / ".build/release/tessera")).resolve()
     if not path.exists():
         pytest.fail(f"{path} is missing: build it with 'make build'")
     return str(path)

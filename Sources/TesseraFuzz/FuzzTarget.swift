@@ -1,0 +1,87 @@
+import Foundation
+import Tessera
+import TesseraServer
+import TesseraViewer
+
+/// One parser Tessera owns, fed arbitrary bytes: it may throw (bad input is expected to give a `TesseraError` or
+/// another typed error), but it must not trap, hang, leak or allocate past the limits the fuzzer sets.
+struct FuzzTarget: Sendable {
+    let name: String
+    /// What the target reaches, for `--list`.
+    let summary: String
+    let run: @Sendable ([UInt8]) throws -> Void
+
+    /// Every target, by name.
+    static let all: [FuzzTarget] = [image, incremental, deepZoomDescriptor, iiifInfo, iiifRequest, http, viewerScript]
+
+    /// Images larger than this are only opened (header, properties), not decoded: a tiny file claiming a large
+    /// image would otherwise spend the fuzzer's time on filler rather than on parsing.
+    static let decodedPixels = 1 << 20
+
+    /// Every format through `ImageSource`: detection, properties, then whole, 1/8-scale and region reads, once with
+    /// the default budget and once with a tiny one (which sends progressive JPEGs through the banded decoder).
+    static let image = FuzzTarget(name: "image", summary: "each codec's header and data path through ImageSource") { bytes in
+        for budget in [MemoryBudget(limit: 64 << 20), MemoryBudget(limit: 64 << 10)] {
+            let source = try ImageSource(bytes: bytes, name: "fuzz", budget: budget)
+            let size = source.properties.size
+            guard size.width * size.height <= decodedPixels else { return }
+            let region = Rect(x: size.width / 3, y: size.height / 3, width: max(1, size.width / 3),
+                              height: max(1, size.height / 3))
+            for options in [ReadOptions(), ReadOptions(scale: 8), ReadOptions(region: region, scale: 2),
+                            ReadOptions(allowPartial: true)] {
+                _ = try? source.makeReader(options).readAll(budget: budget, name: "fuzz")
+            }
+        }
+    }
+
+    /// `IncrementalImageSource` fed the bytes in chunks whose sizes come from the first byte, asking for an image
+    /// after every chunk.
+    static let incremental = FuzzTarget(name: "incremental", summary: "the incremental decoders fed in chunks") { bytes in
+        guard let first = bytes.first else { return }
+        let data = Array(bytes.dropFirst())
+        let chunk = 1 + Int(first) * 7
+        let source = IncrementalImageSource(name: "fuzz", budget: MemoryBudget(limit: 64 << 20))
+        var end = 0
+        repeat {
+            end = min(data.count, end + chunk)
+            source.update(data: data[..<end], isFinal: end == data.count)
+            if let properties = source.properties, properties.width * properties.height > decodedPixels { return }
+            _ = try? source.makeImage(maxPixelSize: 64)
+        } while end < data.count
+    }
+
+    static let deepZoomDescriptor = FuzzTarget(name: "dzi", summary: "Deep Zoom .dzi descriptors (XML)") { bytes in
+        _ = try DeepZoomLayout.Descriptor(xml: bytes, path: "fuzz.dzi")
+    }
+
+    static let iiifInfo = FuzzTarget(name: "iiif-info", summary: "IIIF level-0 info.json descriptors") { bytes in
+        _ = try IIIFLayout.Info(json: bytes, path: "fuzz/info.json")
+    }
+
+    /// The four parameters of an image request, split at `/`, parsed and resolved against a 12000 x 8333 image.
+    static let iiifRequest = FuzzTarget(name: "iiif-request", summary: "IIIF image request parameters") { bytes in
+        let parts = String(decoding: bytes, as: UTF8.self).split(separator: "/", omittingEmptySubsequences: false)
+            .map(String.init)
+        guard parts.count >= 4 else { return }
+        let request = try IIIFRequest(region: parts[0], size: parts[1], rotation: parts[2], qualityAndFormat: parts[3])
+        _ = try request.resolve(for: Size(width: 12000, height: 8333), limits: IIIFLimits(maxArea: 25_000_000))
+    }
+
+    /// A request through the whole site (routing, the catalog, IIIF, the front page, the viewer's files) over a
+    /// folder with one small image: the first line is the method and path, the rest `name: value` headers.
+    static let http = FuzzTarget(name: "http", summary: "HTTP requests through the site: routes, catalog, IIIF, pages") { bytes in
+        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        let first = lines.first?.split(separator: " ", maxSplits: 1).map(String.init) ?? []
+        guard first.count == 2 else { return }
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            let pair = line.split(separator: ":", maxSplits: 1)
+            if pair.count == 2 { headers[pair[0].lowercased()] = pair[1].trimmingCharacters(in: .whitespaces) }
+        }
+        _ = try FuzzSite.shared().handle(HTTPRequest(method: first[0], path: first[1], headers: headers))
+    }
+
+    static let viewerScript = FuzzTarget(name: "viewer-script", summary: "tessera view's --script JSON") { bytes in
+        _ = try ViewerScript(json: bytes, name: "fuzz.json")
+    }
+}

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Writes the fuzz targets' seed corpora into corpus/TARGET/: small, valid inputs of every kind each parser reads,
+from which libFuzzer mutates. Run with the project's Python (Pillow; cjpeg for restart markers, vips for a tiled
+pyramidal TIFF):
+    .venv/bin/python Tests/Fuzz/make_corpus.py"""
+import io
+import json
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+HERE = Path(__file__).resolve().parent
+CORPUS = HERE / "corpus"
+
+
+def picture(width, height, mode="RGB", seed=1):
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:height, 0:width]
+    base = np.stack([x * 255 // max(1, width - 1), y * 255 // max(1, height - 1), (x + y) * 127 // max(1, width + height)],
+                    axis=-1) + rng.integers(0, 16, (height, width, 3))
+    image = Image.fromarray(np.clip(base, 0, 255).astype(np.uint8))
+    return image.convert(mode) if mode != "RGB" else image
+
+
+def encoded(image, format, **options):
+    buffer = io.BytesIO()
+    image.save(buffer, format, **options)
+    return buffer.getvalue()
+
+
+def images():
+    rgb, gray = picture(24, 17), picture(24, 17, "L")
+    yield "baseline.jpg", encoded(rgb, "JPEG", quality=50)
+    yield "progressive.jpg", encoded(rgb, "JPEG", quality=50, progressive=True)
+    yield "gray.jpg", encoded(gray, "JPEG", quality=50)
+    yield "444.jpg", encoded(rgb, "JPEG", quality=50, subsampling=0)
+    yield "cmyk.jpg", encoded(picture(16, 16, "CMYK"), "JPEG", quality=50)
+    ppm = encoded(rgb, "PPM")
+    yield "restart.jpg", subprocess.run(["cjpeg", "-restart", "1", "-quality", "50"], input=ppm,
+                                        capture_output=True, check=True).stdout
+    yield "rgb.png", encoded(rgb, "PNG")
+    yield "palette.png", encoded(rgb.convert("P", palette=Image.Palette.ADAPTIVE, colors=16), "PNG")
+    yield "interlaced.png", encoded(rgb, "PNG", interlace=1)
+    yield "gray-alpha.png", encoded(picture(12, 9, "LA"), "PNG")
+    yield "deep.png", encoded(Image.fromarray((np.arange(12 * 9, dtype=np.uint16).reshape(9, 12) * 600)), "PNG")
+    yield "strips.tif", encoded(rgb, "TIFF", compression="tiff_deflate")
+    yield "lzw.tif", encoded(gray, "TIFF", compression="tiff_lzw")
+    yield "jpeg.tif", encoded(rgb, "TIFF", compression="jpeg")
+    with tempfile.TemporaryDirectory() as folder:
+        picture(40, 30).save(f"{folder}/in.png")
+        subprocess.run(["vips", "tiffsave", f"{folder}/in.png", f"{folder}/out.tif", "--tile", "--tile-width", "16",
+                        "--tile-height", "16", "--pyramid", "--compression", "jpeg"], check=True)
+        yield "pyramid.tif", Path(f"{folder}/out.tif").read_bytes()
+    yield "lossy.webp", encoded(rgb, "WEBP", quality=50)
+    yield "lossless.webp", encoded(picture(12, 9, "RGBA"), "WEBP", lossless=True)
+    yield "rgb.bmp", encoded(rgb, "BMP")
+    yield "palette.bmp", encoded(rgb.convert("P", palette=Image.Palette.ADAPTIVE, colors=16), "BMP")
+    yield "still.gif", encoded(rgb.convert("P", palette=Image.Palette.ADAPTIVE, colors=32), "GIF")
+    frames = [picture(16, 12, seed=seed).convert("P", palette=Image.Palette.ADAPTIVE, colors=8) for seed in (1, 2)]
+    buffer = io.BytesIO()
+    frames[0].save(buffer, "GIF", save_all=True, append_images=frames[1:], interlace=True)
+    yield "animated.gif", buffer.getvalue()
+
+
+def main():
+    seeds = {
+        "image": dict(images()),
+        "dzi": {
+            "tessera.dzi": b'<?xml version="1.0" encoding="UTF-8"?>\n<Image xmlns="http://schemas.microsoft.com/deepzoom/2008"'
+                           b' Format="jpeg" Overlap="1" TileSize="254">\n  <Size Width="4000" Height="3000"/>\n</Image>\n',
+            "prefixed.dzi": b'<dz:Image xmlns:dz="http://schemas.microsoft.com/deepzoom/2008" TileSize="256" Format="png"'
+                            b' Overlap="0"><dz:Size Height="700" Width="900"/></dz:Image>',
+        },
+        "iiif-info": {
+            "level0.json": json.dumps({"@context": "http://iiif.io/api/image/3/context.json", "id": "http://h/p",
+                                       "type": "ImageService3", "profile": "level0", "width": 4000, "height": 3000,
+                                       "tiles": [{"width": 512, "height": 512, "scaleFactors": [1, 2, 4, 8]}],
+                                       "sizes": [{"width": 500, "height": 375}]}).encode(),
+            "v2.json": json.dumps({"@id": "http://h/p", "width": 10, "height": 7, "preferredFormats": ["png"],
+                                   "tiles": [{"width": 300, "height": 200, "scaleFactors": [1, 3, 2]}]}).encode(),
+        },
+        "iiif-request": {name: text.encode() for name, text in [
+            ("full.txt", "full/max/0/default.jpg"), ("pixels.txt", "0,0,100,100/50,/90/gray.png"),
+            ("percent.txt", "pct:10,10,50,50/!200,200/!180/bitonal.webp"), ("square.txt", "square/^max/270/color.jpg"),
+            ("upscale.txt", "full/^pct:150/0/default.png"), ("height.txt", "10,20,300,400/,77/0/default.jpg")]},
+        "http": {name: text.encode() for name, text in [
+            ("info.txt", "GET /iiif/a.jpg/info.json\nhost: example.org\nx-forwarded-proto: https"),
+            ("tile.txt", "GET /iiif/a.jpg/0,0,32,32/16,/0/default.jpg\nif-none-match: *"),
+            ("front.txt", "GET /\n"), ("folder.txt", "GET /browse/maps/\n"), ("asset.txt", "GET /web/js/main.js\n"),
+            ("view.txt", "HEAD /view/a.jpg\n"), ("options.txt", "OPTIONS /iiif/a.jpg/full/max/0/default.jpg\n"),
+            ("since.txt", "GET /iiif/a/info.json\nif-modified-since: Sun, 06 Nov 1994 08:49:37 GMT"),
+            ("stream.txt", "GET /stream/a.jpg/64\n")]},
+        "viewer-script": {
+            "trace.json": json.dumps({"framesPerSecond": 60, "steps": [
+                {"view": {"x": 6000, "y": 4000, "zoom": 1}}, {"pan": [40, 0]}, {"zoom": 1.1, "at": [320, 240]},
+                {"wait": "sharp"}, {"frames": 60}, {"screenshot": "shot.png"}]}).encode(),
+        },
+    }
+    seeds["incremental"] = {name: bytes([index * 37 % 256]) + data
+                            for index, (name, data) in enumerate(seeds["image"].items())}
+    for target, files in seeds.items():
+        folder = CORPUS / target
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, data in files.items():
+            (folder / name).write_bytes(data)
+
+
+if __name__ == "__main__":
+    main()
