@@ -180,6 +180,7 @@ import Testing
         let changed = get(service, "/iiif/plain/full/300,/0/default.jpg")
         #expect(changed.status == 200 && changed.body != first.body, "a changed file is rendered again")
         #expect(service.responses.usage.count == 2)
+    }
 
     @Test func regionsOfAPlainJPEGAreReadThroughItsEntropyIndex() throws {
         // Grain, so the file is a photograph's size and its index fits in 0.5% of it.
