@@ -12,8 +12,6 @@ struct JP2Boxes: Equatable {
     var enumeratedColorSpace: Int?
     /// Whether a colour box carries an ICC profile.
     var hasICCProfile = false
-    /// Where the contiguous codestream box's content lies in the file.
-    var codestream: Range<Int> = 0..<0
 
     /// The 12-byte JP2 signature box every JP2-family file starts with.
     static let signature: [UInt8] = [0x00, 0x00, 0x00, 0x0C, 0x6A, 0x50, 0x20, 0x20, 0x0D, 0x0A, 0x87, 0x0A]
@@ -34,7 +32,6 @@ struct JP2Boxes: Equatable {
                     child = inner.end
                 }
             case "jp2c":
-                codestream = box.content..<box.end
                 return
             default:
                 break

@@ -81,8 +81,8 @@ final class JPEG2000ByteSource {
         opj_stream_set_read_function(stream) { buffer, count, context in
             let source = Unmanaged<JPEG2000ByteSource>.fromOpaque(context!).takeUnretainedValue()
             let got = source.read(into: buffer!, count: count)
-            // OpenJPEG takes (size_t)-1 for the end of the stream.
-            return got == 0 ? OPJ_SIZE_T.max : got
+            // OpenJPEG takes (size_t)-1 for the end of the stream; size_t is Int in Swift, so that is -1.
+            return got == 0 ? -1 : got
         }
         // Skips and seeks behave as OpenJPEG's own file stream's `fseeko`: past the end is allowed (OpenJPEG
         // checks against the length it was given), before the start is not.

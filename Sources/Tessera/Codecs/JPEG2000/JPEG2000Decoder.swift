@@ -28,7 +28,7 @@ final class JPEG2000Decoder: ImageDecoder {
     private var band: [UInt8] = []
     private var bandIndex: Int?
     private var started = false
-    /// The error a decode failed with: OpenJPEG's decompressor is not used again after one (it asserts).
+    /// The error a decode failed with: a decompressor that failed is in no state to decode again.
     private var failure: Error?
 
     // MARK: - Properties
@@ -130,8 +130,6 @@ final class JPEG2000Decoder: ImageDecoder {
         guard let container = JPEG2000Codec.container(of: source.bytes(at: 0, count: 12)) else {
             throw TesseraError.unknownFormat(path: input.name)
         }
-        let codestream = container == .jp2 ? try JP2Boxes(reading: source).codestream : 0..<source.length
-        try JPEG2000TileParts.check(source, codestream: codestream)
         let reduction = request.scale.trailingZeroBitCount
         let codec = try JPEG2000Codec(source: source, container: container, reduction: reduction,
                                       threads: ProcessInfo.processInfo.activeProcessorCount)
