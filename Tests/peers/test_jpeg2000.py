@@ -215,3 +215,57 @@ def test_damaged_codestreams_fail_in_one_line(tessera, tmp_path, damage):
     assert len(lines) == 1 and str(path) in lines[0], result.stderr
     assert not (tmp_path / "out.png").exists()
 
+
+def test_thumbnail_shrinks_on_load_from_a_resolution_level(tessera, tmp_path):
+    """A 128-pixel thumbnail of a 1,200-pixel JP2 is made from a resolution level (shrink-on-load, not a full
+    decode): the wavelet's low-pass level is not a box average, so it is close to, not equal to, the thumbnail of
+    the full image."""
+    array = photo(900, 1200, 3, seed=21)
+    path = opj_compress(tmp_path, array, "thumb.jp2", "-t", "256,256", "-n", "6")
+    result = run(tessera, "thumbnail", path, "-s", "128", "-o", tmp_path / "tn_%s.png")
+    assert result.returncode == 0, result.stderr
+    thumbnail = read_png(tmp_path / "tn_thumb.png")
+    assert thumbnail.shape == (96, 128, 3)
+    full = tmp_path / "full.png"
+    write_png(full, array)
+    assert run(tessera, "thumbnail", full, "-s", "128", "-o", tmp_path / "tn_%s.png").returncode == 0
+    assert np.abs(thumbnail.astype(int) - read_png(tmp_path / "tn_full.png")).mean() < 4
+
+
+def test_tile_makes_a_deep_zoom_pyramid_of_a_jp2(tessera, tmp_path):
+    array = photo(600, 800, 3, seed=22)
+    path = opj_compress(tmp_path, array, "tiles.jp2", "-t", "256,256", "-n", "4")
+    result = run(tessera, "tile", path, tmp_path / "pyramid", "--tile-size", "256", "--overlap", "0", "--format", "png")
+    assert result.returncode == 0, result.stderr
+    top = read_png(tmp_path / "pyramid_files" / "10" / "1_1.png")
+    assert np.array_equal(top, array[256:512, 256:512])
+
+
+def test_serve_offers_the_codestream_tiles_and_levels(tessera, tmp_path):
+    """With the pyramid cache off, info.json offers the codestream's tile size and its resolution levels as scale
+    factors, and a tile at a reduced level is that level's pixels, as opj_decompress decodes them."""
+    import json
+    import subprocess
+    import urllib.request
+    root = tmp_path / "served"
+    root.mkdir()
+    array = photo(1000, 1400, 3, seed=23)
+    path = opj_compress(root, array, "master.jp2", "-t", "512,512", "-n", "6", "-p", "RPCL")
+    process = subprocess.Popen([tessera, "serve", root, "--port", "0", "--no-cache", "--quiet"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        banner = process.stdout.readline()
+        assert "serving" in banner, process.stderr.read()
+        base = banner.split(" at ")[1].split()[0].rstrip("/")
+        with urllib.request.urlopen(f"{base}/master.jp2/info.json", timeout=30) as response:
+            info = json.load(response)
+        assert info["tiles"][0]["width"] == 512 and info["tiles"][0]["height"] == 512
+        assert info["tiles"][0]["scaleFactors"] == [1, 2, 4, 8, 16, 32]
+        with urllib.request.urlopen(f"{base}/master.jp2/1024,0,376,1000/188,/0/default.png",
+                                    timeout=30) as response:
+            (tmp_path / "tile.png").write_bytes(response.read())
+    finally:
+        process.terminate()
+        assert process.wait(timeout=10) == 0
+    expected = reference(path, tmp_path, "-d", "1024,0,1400,1000", "-r", "1", reduction=1)
+    assert np.array_equal(read_png(tmp_path / "tile.png"), expected)

@@ -12,14 +12,16 @@ struct IIIFInfo {
     let size: Tessera.Size
     let tileSize: Int
     let limits: IIIFLimits
+    /// Scale factors the image decodes natively beyond the pyramid's (a JPEG 2000's resolution levels).
+    var nativeScaleFactors: [Int] = []
 
     /// The pyramid a viewer walks: levels halving down to the one that fits in one tile.
     private var levels: [PyramidPlan.LevelPlan] {
         (try? PyramidPlan(imageSize: size, tileSize: tileSize, depth: .oneTile))?.levels ?? []
     }
 
-    /// Scale factors 1, 2, 4, ... down to the one at which the image fits in one tile.
-    var scaleFactors: [Int] { levels.map(\.scaleFactor) }
+    /// Scale factors 1, 2, 4, ... down to the one at which the image fits in one tile, and the native ones.
+    var scaleFactors: [Int] { Array(Set(levels.map(\.scaleFactor) + nativeScaleFactors)).sorted() }
 
     /// Whole-image sizes a viewer can ask for first: each reduced level's size, smallest first.
     var sizes: [Tessera.Size] { levels.dropFirst().reversed().map(\.size) }
