@@ -269,3 +269,22 @@ def test_serve_offers_the_codestream_tiles_and_levels(tessera, tmp_path):
         assert process.wait(timeout=10) == 0
     expected = reference(path, tmp_path, "-d", "1024,0,1400,1000", "-r", "1", reduction=1)
     assert np.array_equal(read_png(tmp_path / "tile.png"), expected)
+
+
+@pytest.mark.skipif(shutil.which("ojph_compress") is None, reason="needs openjph-tools")
+def test_htj2k_from_openjph_reads_losslessly_and_at_every_reduction(tessera, tmp_path):
+    """High-Throughput JPEG 2000 (Part 15) written by OpenJPH: lossless tiled is the source's pixels, and a lossy
+    one equals opj_decompress's decode at every reduction; info says HTJ2K."""
+    from PIL import Image
+    array = photo(300, 410, 3, seed=5)
+    Image.fromarray(array).save(tmp_path / "source.ppm")
+    lossless, lossy = tmp_path / "lossless.j2c", tmp_path / "lossy.j2c"
+    for target, options in [(lossless, ["-reversible", "true", "-tile_size", "{128,128}"]), (lossy, ["-qstep", "0.01"])]:
+        result = run("ojph_compress", "-i", tmp_path / "source.ppm", "-o", target, *options)
+        assert result.returncode == 0, result.stderr + result.stdout
+    assert np.array_equal(decode(tessera, lossless, tmp_path), array)
+    assert "HTJ2K" in run(tessera, "info", lossless).stdout
+    for reduction in range(levels(lossy)):
+        expected = reference(lossy, tmp_path, "-r", str(reduction), reduction=reduction)
+        options = ("--scale", f"1/{1 << reduction}") if reduction else ()
+        assert_level_equal(decode(tessera, lossy, tmp_path, *options), expected, f"reduction {reduction}")
