@@ -69,4 +69,27 @@ struct JPEG2000Tests {
             }
         }
     }
+
+    @Test func writesLosslessTiledJP2sThatReadBackExactly() throws {
+        let folder = try TestImages.folder()
+        for format in [PixelFormat.gray8, .rgb8, PixelFormat(.rgba, bitDepth: 16)] {
+            let image = TestImages.make(width: 333, height: 270, format: format, smooth: true)
+            let path = "\(folder)/written.jp2"
+            var options = EncodeOptions()
+            options.lossless = true
+            options.tileSize = 128
+            try ImageWriter.write(BufferReader(image), to: path, options: options)
+            let source = try ImageSource(path: path)
+            #expect(source.properties.jpeg2000?.tileSize == Size(width: 128, height: 128))
+            #expect(source.properties.jpeg2000?.isReversible == true)
+            let back = try source.makeReader().readAll()
+            #expect(back.format == format && TestImages.maxDifference(back, image) == 0, "\(format)")
+        }
+    }
+
+    @Test func resolutionLevelsReachATileAndStopWhereTilesDo() {
+        #expect(JPEG2000Encoder.resolutionLevels(size: Size(width: 900, height: 700), tile: 256) == 3)
+        #expect(JPEG2000Encoder.resolutionLevels(size: Size(width: 100, height: 80), tile: 256) == 1)
+        #expect(JPEG2000Encoder.resolutionLevels(size: Size(width: 1 << 20, height: 10), tile: 16) == 5)
+    }
 }

@@ -288,3 +288,47 @@ def test_htj2k_from_openjph_reads_losslessly_and_at_every_reduction(tessera, tmp
         expected = reference(lossy, tmp_path, "-r", str(reduction), reduction=reduction)
         options = ("--scale", f"1/{1 << reduction}") if reduction else ()
         assert_level_equal(decode(tessera, lossy, tmp_path, *options), expected, f"reduction {reduction}")
+
+
+@pytest.mark.parametrize("channels,bits", [(1, 8), (3, 8), (4, 16)])
+def test_convert_writes_lossless_jp2_that_opj_decompress_reads_exactly(tessera, tmp_path, channels, bits):
+    array = photo(700, 900, channels, seed=30 + channels, bits=bits)
+    source, target = tmp_path / "source.png", tmp_path / "written.jp2"
+    write_png(source, array)
+    result = run(tessera, "convert", source, target, "--lossless")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "back.png"
+    assert run("opj_decompress", "-i", target, "-o", out, "-quiet").returncode == 0
+    assert np.array_equal(read_png(out).reshape(array.shape), array)
+    # Tiled at the tile size, RPCL, levels down to one that fits a tile, PLT and TLM markers for random access.
+    dump = run("opj_dump", "-i", target).stdout
+    assert "tdx=256, tdy=256" in dump and "prg=0x2" in dump and "numresolutions=3" in dump
+    data = target.read_bytes()
+    assert b"\xff\x58" in data and b"\xff\x55" in data
+
+
+def test_convert_writes_lossy_jp2_by_quality(tessera, tmp_path):
+    array = photo(500, 600, 3, seed=33)
+    source = tmp_path / "source.png"
+    write_png(source, array)
+    sizes = {}
+    for quality in (50, 90):
+        target = tmp_path / f"q{quality}.jp2"
+        result = run(tessera, "convert", source, target, "-Q", str(quality), "--tile-size", "512")
+        assert result.returncode == 0, result.stderr
+        sizes[quality] = target.stat().st_size
+        back = tmp_path / "vips.png"
+        assert run("vips", "copy", target, back).returncode == 0
+        error = np.abs(read_png(back).astype(int) - array)
+        assert error.mean() < (2.5 if quality == 90 else 4), (quality, error.mean())
+    # The ratio follows quality: 26:1 at 50, 6:1 at 90.
+    raw = array.size
+    assert sizes[50] < raw / 20 and raw / 8 < sizes[90] < raw / 4, sizes
+
+
+def test_convert_to_jp2_leaves_nothing_on_failure(tessera, tmp_path):
+    source = tmp_path / "source.png"
+    write_png(source, photo(300, 300, 3, seed=34))
+    result = run(tessera, "convert", source, tmp_path / "out.jp2", "--memory-limit", "64K")
+    assert result.returncode == 1 and "out.jp2" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == [source]

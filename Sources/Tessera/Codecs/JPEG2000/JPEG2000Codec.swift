@@ -16,7 +16,7 @@ final class JPEG2000Codec {
     /// The image as the header describes it; after `decode` it holds the decoded area's samples.
     let image: UnsafeMutablePointer<opj_image_t>
     /// The error messages OpenJPEG reports, kept for the error thrown.
-    private let messages = MessageLog()
+    private let messages = OpenJPEGMessages()
     /// Whether `decode` ran: OpenJPEG decodes one area per decompressor, except for single-tile images.
     private(set) var hasDecoded = false
 
@@ -30,16 +30,7 @@ final class JPEG2000Codec {
         self.codec = codec
         self.stream = stream
         var image: UnsafeMutablePointer<opj_image_t>?
-        let context = Unmanaged.passUnretained(messages).toOpaque()
-        let onError: opj_msg_callback = { message, context in
-            guard let message, let context else { return }
-            Unmanaged<MessageLog>.fromOpaque(context).takeUnretainedValue().errors
-                .append(String(cString: message).trimmingCharacters(in: .whitespacesAndNewlines))
-        }
-        let ignore: opj_msg_callback = { _, _ in }
-        opj_set_error_handler(codec, onError, context)
-        opj_set_warning_handler(codec, ignore, nil)
-        opj_set_info_handler(codec, ignore, nil)
+        messages.attach(to: codec)
         var parameters = opj_dparameters_t()
         opj_set_default_decoder_parameters(&parameters)
         parameters.cp_reduce = UInt32(reduction)
@@ -50,7 +41,7 @@ final class JPEG2000Codec {
             if let image { opj_image_destroy(image) }
             opj_destroy_codec(codec)
             opj_stream_destroy(stream)
-            throw Self.failure(messages.errors, reading: "the header", name: source.name, position: source.position,
+            throw Self.failure(messages, reading: "the header", name: source.name, position: source.position,
                                length: source.length)
         }
         self.image = image
@@ -91,11 +82,11 @@ final class JPEG2000Codec {
 
     /// Decodes the area `x0..<x1`, `y0..<y1` of the reference grid (full-resolution coordinates) into `image`.
     func decode(x0: Int, y0: Int, x1: Int, y1: Int) throws {
-        messages.errors = []
+        messages.clear()
         hasDecoded = true
         guard opj_set_decode_area(codec, image, Int32(x0), Int32(y0), Int32(x1), Int32(y1)) != 0,
               opj_decode(codec, stream, image) != 0 else {
-            throw Self.failure(messages.errors, reading: "rows \(y0.grouped)..<\(y1.grouped)", name: source.name,
+            throw Self.failure(messages, reading: "rows \(y0.grouped)..<\(y1.grouped)", name: source.name,
                                position: source.position, length: source.length)
         }
         for index in 0..<Int(image.pointee.numcomps) where image.pointee.comps[index].data == nil {
@@ -103,17 +94,12 @@ final class JPEG2000Codec {
         }
     }
 
-    /// Where OpenJPEG's error callback puts its messages.
-    private final class MessageLog {
-        var errors: [String] = []
-    }
-
     /// The error for a failed header read or decode: truncated when OpenJPEG ran out of data, else corrupt,
     /// with OpenJPEG's first message.
-    private static func failure(_ errors: [String], reading what: String, name: String, position: Int,
+    private static func failure(_ messages: OpenJPEGMessages, reading what: String, name: String, position: Int,
                                 length: Int) -> TesseraError {
-        let message = errors.first.map { ": " + ($0.hasSuffix(".") ? String($0.dropLast()) : $0) } ?? ""
-        let lower = errors.joined(separator: " ").lowercased()
+        let message = messages.firstMessage
+        let lower = messages.errors.joined(separator: " ").lowercased()
         if lower.contains("short") || lower.contains("truncat") || lower.contains("end of")
             || lower.contains("not enough") || position >= length {
             return .truncated(path: name, detail: "(reading \(what)\(message))")
