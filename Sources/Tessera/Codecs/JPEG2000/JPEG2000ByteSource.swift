@@ -75,7 +75,8 @@ final class JPEG2000ByteSource {
     /// whoever holds the stream holds the source.
     func makeStream() -> UnsafeMutablePointer<opj_stream_t?>? {
         position = 0
-        guard let stream = opj_stream_create(1 << 20, 1) else { return nil }
+        // OpenJPEG reads ahead by its buffer: 64 KiB, so that opening a file for one tile reads little of it.
+        guard let stream = opj_stream_create(64 << 10, 1) else { return nil }
         opj_stream_set_user_data(stream, Unmanaged.passUnretained(self).toOpaque(), nil)
         opj_stream_set_user_data_length(stream, UInt64(length))
         opj_stream_set_read_function(stream) { buffer, count, context in

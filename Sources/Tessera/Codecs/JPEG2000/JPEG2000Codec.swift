@@ -20,8 +20,10 @@ final class JPEG2000Codec {
     /// Whether `decode` ran: OpenJPEG decodes one area per decompressor, except for single-tile images.
     private(set) var hasDecoded = false
 
-    /// Reads the main header of `source`, to decode at `reduction` (resolution levels discarded) with `threads`.
-    init(source: JPEG2000ByteSource, container: Container, reduction: Int = 0, threads: Int = 1) throws {
+    /// Reads the main header of `source`, to decode at `reduction` (resolution levels discarded). OpenJPEG decodes
+    /// on the calling thread only: Tessera's parallelism is its callers' (the server's requests, one decoder each),
+    /// and a thread pool per decompressor cost the server half its tiles per second.
+    init(source: JPEG2000ByteSource, container: Container, reduction: Int = 0) throws {
         self.source = source
         guard let codec = opj_create_decompress(container == .jp2 ? OPJ_CODEC_JP2 : OPJ_CODEC_J2K),
               let stream = source.makeStream() else {
@@ -35,7 +37,6 @@ final class JPEG2000Codec {
         opj_set_default_decoder_parameters(&parameters)
         parameters.cp_reduce = UInt32(reduction)
         let ready = opj_setup_decoder(codec, &parameters) != 0 && opj_decoder_set_strict_mode(codec, 1) != 0
-            && opj_codec_set_threads(codec, Int32(max(1, threads))) != 0
             && opj_read_header(stream, codec, &image) != 0
         guard ready, let image else {
             if let image { opj_image_destroy(image) }

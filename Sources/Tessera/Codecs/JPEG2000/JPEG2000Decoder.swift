@@ -23,6 +23,8 @@ final class JPEG2000Decoder: ImageDecoder {
     /// The first row of each band, then the image's height.
     private var bandStarts: [Int] = []
     private var columns: Range<Int>
+    /// The rows that will be read: bands are cut to them.
+    private var rows: Range<Int>
     private var nextRow = 0
     /// The loaded band: its index and rows, `columns.count` pixels wide in `format`.
     private var band: [UInt8] = []
@@ -131,8 +133,7 @@ final class JPEG2000Decoder: ImageDecoder {
             throw TesseraError.unknownFormat(path: input.name)
         }
         let reduction = request.scale.trailingZeroBitCount
-        let codec = try JPEG2000Codec(source: source, container: container, reduction: reduction,
-                                      threads: ProcessInfo.processInfo.activeProcessorCount)
+        let codec = try JPEG2000Codec(source: source, container: container, reduction: reduction)
         let image = codec.image.pointee
         let (info, _) = try codec.structure()
         self.source = source
@@ -151,6 +152,7 @@ final class JPEG2000Decoder: ImageDecoder {
         }
         format = Self.format(for: properties)
         columns = 0..<size.width
+        rows = 0..<size.height
         if isTiled {
             // Tile rows on the reference grid, as rows of component 0 at this reduction.
             bandStarts = (0..<Int(info.th)).map { row in
@@ -181,6 +183,11 @@ final class JPEG2000Decoder: ImageDecoder {
         precondition(!started, "restrictColumns after the first row")
         self.columns = columns
         return columns
+    }
+
+    func restrictRows(to rows: Range<Int>) {
+        precondition(!started, "restrictRows after the first row")
+        self.rows = rows.clamped(to: 0..<size.height)
     }
 
     func skipRows(_ count: Int) throws {
@@ -219,19 +226,22 @@ final class JPEG2000Decoder: ImageDecoder {
     /// the tile being decoded and its wavelet.
     private var workingBytesPerPixel: Int { Int(codec.image.pointee.numcomps) * 4 * 2 }
 
-    /// Fixes the bands once the columns are known: tile rows, or untiled as many rows as the budget allows.
+    /// Fixes the bands once the columns and rows are known: tile rows cut to the rows read, or untiled as many
+    /// rows as the budget allows. Rows outside `rows` fall in bands of their own, never decoded unless read.
     private func start() throws {
         started = true
         let perRow = columns.count * (workingBytesPerPixel + format.bytesPerPixel)
         if isTiled {
-            bandStarts = bandStarts.filter { $0 > 0 && $0 < size.height }
+            bandStarts = Array(Set(bandStarts + [rows.lowerBound, rows.upperBound]).filter { $0 > 0 && $0 < size.height })
+                .sorted()
             bandStarts.insert(0, at: 0)
             let tallest = zip(bandStarts, bandStarts.dropFirst() + [size.height]).map { $1 - $0 }.max() ?? size.height
             try request.budget.check(perRow * tallest, for: "a row of JPEG 2000 tiles", path: source.name)
         } else {
             try request.budget.check(perRow, for: "a row of the JPEG 2000 image", path: source.name)
-            let rows = max(1, min(size.height, request.budget.limit / 2 / perRow))
-            bandStarts = Array(stride(from: 0, to: size.height, by: rows))
+            let height = max(1, min(size.height, request.budget.limit / 2 / perRow))
+            bandStarts = Array(Set([0, rows.upperBound] + Array(stride(from: rows.lowerBound, to: rows.upperBound, by: height)))
+                .filter { $0 < size.height }).sorted()
         }
         bandStarts.append(size.height)
     }
@@ -269,8 +279,7 @@ final class JPEG2000Decoder: ImageDecoder {
     }
 
     private func makeCodec() throws -> JPEG2000Codec {
-        try JPEG2000Codec(source: source, container: container, reduction: reduction,
-                          threads: ProcessInfo.processInfo.activeProcessorCount)
+        try JPEG2000Codec(source: source, container: container, reduction: reduction)
     }
 
     /// Converts output rows `rows` of the decoded area, over `columns`, into `band`.
