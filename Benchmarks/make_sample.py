@@ -231,6 +231,23 @@ def cached_png(jpeg_path):
     return png_path
 
 
+def cached_jp2(jpeg_path, writer, tessera="tessera"):
+    """A tiled, lossy JPEG 2000 of a cached sample, made on first use by `writer`: "opj" is OpenJPEG's
+    `opj_compress -t 1024,1024 -n 7 -r 20 -p RPCL -PLT` from the PNG variant (how archives' masters are made),
+    "tessera" is `tessera convert -Q 62 --tile-size 1024` (also 20:1, RPCL with PLT and TLM, levels to a tile)."""
+    jp2_path = os.path.splitext(jpeg_path)[0] + f"-{writer}.jp2"
+    if not os.path.exists(jp2_path):
+        partial = jp2_path + ".partial.jp2"
+        if writer == "opj":
+            subprocess.run(["opj_compress", "-i", cached_png(jpeg_path), "-o", partial, "-t", "1024,1024", "-n", "7",
+                            "-r", "20", "-p", "RPCL", "-PLT"], check=True, stdout=subprocess.DEVNULL)
+        else:
+            subprocess.run([tessera, "convert", jpeg_path, partial, "-Q", "62", "--tile-size", "1024"], check=True)
+        os.replace(partial, jp2_path)
+        print(f"{jp2_path}: {os.path.getsize(jp2_path) / 1e6:.1f} MB", file=sys.stderr)
+    return jp2_path
+
+
 def cached_progressive(jpeg_path):
     """The progressive variant next to a cached sample JPEG (jpegtran -progressive: the same coefficients in
     libjpeg's default ten scans), made on first use. jpegtran holds every coefficient: 2.9 GB and about 40 s at a

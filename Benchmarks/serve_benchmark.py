@@ -3,11 +3,14 @@
 
     Benchmarks/serve_benchmark.py [--size 100mp|quick] [--duration 20] [--connections 64,256] [--markdown]
                                   [--tessera PATH]
+    Benchmarks/serve_benchmark.py --jp2 [...]   # the same tiles from the sample as a JP2, tessera with --no-cache
 
 The TIFF is libvips' `tiffsave --tile --pyramid --compression jpeg` of the benchmark sample (256-pixel tiles), the
 form iipsrv is built for. The URLs are every tile of every level, in the IIIF form OpenSeadragon asks for them
 (`x,y,w,h/w,/0/default.jpg`), shuffled once with a fixed seed and cycled by wrk's Lua script on every connection.
 iipsrv (Debian's iipimage-server) runs as 4 FastCGI processes behind lighttpd, as its documentation suggests.
+With `--jp2` both servers read the sample as `opj_compress -t 1024,1024 -n 7 -r 20 -p RPCL -PLT` wrote it
+(iipsrv through its OpenJPEG decoder) and Tessera builds no pyramid, so both decode every tile with OpenJPEG.
 Needs wrk, lighttpd, spawn-fcgi and iipimage-server (Debian packages)."""
 import argparse
 import os
@@ -114,14 +117,19 @@ def main():
     parser.add_argument("--connections", default="64,256")
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--tessera", metavar="PATH", default=TESSERA, help="the tessera binary to serve with")
+    parser.add_argument("--jp2", action="store_true", help="serve the sample as a tiled JP2, Tessera with --no-cache")
     args = parser.parse_args()
-    tiff = pyramid(args.size)
+    if args.jp2:
+        tiff = make_sample.cached_jp2(make_sample.cached_sample(WORK_DIR, {"quick": 4, "100mp": 100}[args.size]), "opj")
+    else:
+        tiff = pyramid(args.size)
     width, height = make_sample.dimensions({"quick": 4, "100mp": 100}[args.size])
     paths = tile_paths(width, height)
     random.Random(1).shuffle(paths)
     folder = tempfile.mkdtemp(prefix="tessera-serve-bench-")
     name = os.path.basename(tiff)
-    tessera = subprocess.Popen([args.tessera, "serve", tiff, "--port", str(TESSERA_PORT), "--quiet"],
+    tessera = subprocess.Popen([args.tessera, "serve", tiff, "--port", str(TESSERA_PORT), "--quiet",
+                                *(["--no-cache"] if args.jp2 else [])],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     lighttpd, pid_file = start_iipsrv(folder)
     servers = {
@@ -144,7 +152,8 @@ def main():
         with open(pid_file) as file:
             for pid in file.read().split():
                 os.kill(int(pid), signal.SIGTERM)
-    print(f"{len(paths)} tile URLs of a {width}x{height} pyramidal TIFF ({TILE}-pixel JPEG tiles), "
+    kind = "tiled JP2 (1024-pixel codestream tiles)" if args.jp2 else "pyramidal TIFF"
+    print(f"{len(paths)} {TILE}-pixel tile URLs of a {width}x{height} {kind}, "
           f"{args.duration} s per run, wrk with 2 threads on the same 2-core machine")
     header = ["server", "connections", "tiles/s", "p50", "p99", "non-2xx", "socket errors"]
     if args.markdown:

@@ -9,7 +9,7 @@ struct EncodingOptions: Sendable {
     static let standard = EncodingOptions(quality: EncodeOptions().quality)
 
     init(quality: Int) {
-        self.quality = Option("quality", short: "Q", .integer(in: 1...100), default: quality, "JPEG and WebP quality")
+        self.quality = Option("quality", short: "Q", .integer(in: 1...100), default: quality, "JPEG, WebP and JPEG 2000 quality")
     }
 
     private static let defaults = EncodeOptions()
@@ -20,14 +20,14 @@ struct EncodingOptions: Sendable {
                               "PNG and TIFF deflate level")
     static let bitDepth = Option("bit-depth", ValueKind.choice([("8", 8), ("16", 16)]).optional,
                                  default: .described("the input's", defaults.bitDepth), "PNG and TIFF bits per sample")
-    static let lossless = Option(flag: "lossless", "WebP: lossless")
+    static let lossless = Option(flag: "lossless", "WebP and JPEG 2000: lossless")
     static let background = Option("background", .colour, default: defaults.background,
                                    "colour to flatten alpha onto for JPEG")
 
     /// The TIFF layout options, for commands that write whole images.
     static let tiffCompression = Option("compression", .choice, default: defaults.tiffCompression, "TIFF: compression")
     static let tiffTileSize = Option("tile-size", ValueKind.integer(in: 16...8192, multipleOf: 16).optional,
-                                     "TIFF: write tiles of N x N pixels instead of strips")
+                                     "TIFF: write tiles of N x N pixels instead of strips; JPEG 2000: its tile size")
 
     /// The image options, in the order help lists them.
     var all: [any OptionDeclaration] {

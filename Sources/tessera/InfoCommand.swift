@@ -103,7 +103,26 @@ enum InfoCommand: Command {
         if properties.levels.count > 1 {
             lines.append("  levels       " + properties.levels.map(\.description).joined(separator: ", "))
         }
+        if let codestream = properties.jpeg2000 { lines += describe(codestream) }
         if let verified { lines.append("  verified     \(verified ? "ok, every pixel decodes" : "FAILED")") }
         return lines.joined(separator: "\n")
+    }
+
+    /// A JPEG 2000 file's structure: container, components, progression, layers, wavelet, tiles, code-blocks.
+    private static func describe(_ codestream: JPEG2000Structure) -> [String] {
+        let sign = codestream.isSigned ? "signed " : ""
+        let wavelet = codestream.isReversible ? "5/3 (lossless)" : "9/7 (lossy)"
+        let tiles = codestream.isTiled
+            ? "\(codestream.tileSize) (\(codestream.tileColumns) x \(codestream.tileRows))" : "untiled"
+        return [
+            "  codestream   \(codestream.container)\(codestream.isHighThroughput ? ", HTJ2K" : ""),"
+                + " \(codestream.components) component\(codestream.components == 1 ? "" : "s") of \(sign)"
+                + "\(codestream.precision) bits, \(codestream.progressionOrder), \(codestream.layers)"
+                + " layer\(codestream.layers == 1 ? "" : "s"), \(wavelet)",
+            "  resolutions  \(codestream.resolutionLevels)",
+            "  tiles        \(tiles)",
+            "  code-blocks  \(codestream.codeBlockSize)",
+            "  colour space \(codestream.colorSpace)",
+        ]
     }
 }

@@ -13,8 +13,8 @@ import TesseraViewer
         let convert = try Arguments(["in", "out"], spec: ConvertCommand.spec)
         #expect(TileCommand.encoding.read(tile).quality == 75)
         #expect(EncodingOptions.standard.read(convert).quality == EncodeOptions().quality)
-        #expect(TileCommand.spec.help.contains("JPEG and WebP quality (1-100; default 75)"))
-        #expect(ConvertCommand.spec.help.contains("JPEG and WebP quality (1-100; default \(EncodeOptions().quality))"))
+        #expect(TileCommand.spec.help.contains("JPEG, WebP and JPEG 2000 quality (1-100; default 75)"))
+        #expect(ConvertCommand.spec.help.contains("JPEG, WebP and JPEG 2000 quality (1-100; default \(EncodeOptions().quality))"))
     }
 
     @Test func tileDefaultsFollowTheLayout() throws {

@@ -2,6 +2,7 @@
 absurd header dimensions, every format) goes through `tessera info` and `tessera convert`: never a crash,
 one line of error naming the file, exit status 1, and nothing left at the output path."""
 import random
+import shutil
 import struct
 import zlib
 
@@ -28,12 +29,22 @@ def valid_files(folder):
         "rle.bmp": lambda p: Image.fromarray(IMAGE).quantize(64).save(p, compression="bmp_rle"),
         "frame.gif": lambda p: Image.fromarray(IMAGE).quantize(64).save(p),
     }
+    if shutil.which("opj_compress"):
+        makers["tiled.jp2"] = lambda p: opj_compress(p, "-t", "32,32", "-n", "3")
+        makers["lossy.j2k"] = lambda p: opj_compress(p, "-r", "20", "-p", "RPCL")
     files = {}
     for name, make in makers.items():
         path = folder / name
         make(path)
         files[name] = path.read_bytes()
     return files
+
+
+def opj_compress(path, *options):
+    source = path.with_suffix(".source.png")
+    write_png(source, IMAGE)
+    result = run("opj_compress", "-i", source, "-o", path, *options)
+    assert result.returncode == 0, result.stderr
 
 
 def png_with_size(width, height):
@@ -56,6 +67,12 @@ def absurd_sizes(files):
     gif = bytearray(files["frame.gif"])
     gif[6:10] = struct.pack("<HH", 65535, 65535)
     cases["huge.gif"] = bytes(gif)
+    if "lossy.j2k" in files:
+        # The SIZ segment's image and tile sizes, right after SOC, SIZ and its length and capabilities.
+        j2k = bytearray(files["lossy.j2k"])
+        j2k[8:16] = struct.pack(">II", 0x7FFFFFF0, 0x7FFFFFF0)
+        j2k[24:32] = struct.pack(">II", 0x7FFFFFF0, 0x7FFFFFF0)
+        cases["huge.j2k"] = bytes(j2k)
     return cases
 
 

@@ -132,3 +132,18 @@ def test_keys_zoom_about_the_centre_and_show_the_overlay(tessera, tmp_path):
     panel = overlay[:60, :200]
     assert (panel >= 250).sum() > 200 and (panel <= 90).sum() > 2000
     assert np.array_equal(overlay[300:, 400:], plus[300:, 400:])
+
+
+@pytest.mark.skipif(shutil.which("opj_compress") is None, reason="needs libopenjp2-tools")
+def test_a_tiled_lossless_jp2_shows_the_sources_pixels(tessera, tmp_path):
+    Image.fromarray(SOURCE).save(tmp_path / "photo.png")
+    result = run("opj_compress", "-i", tmp_path / "photo.png", "-o", tmp_path / "photo.jp2", "-t", "512,512", "-n", "5")
+    assert result.returncode == 0, result.stderr
+    report = view(tessera, tmp_path / "photo.jp2", zoom_steps(tmp_path), tmp_path)
+    assert report["tilesFailed"] == 0
+    for index, (zoom, centre) in enumerate(ZOOMS):
+        mean, p99 = difference(tmp_path / f"shot{index}.png", centre, zoom)
+        # 1:1 is the source's pixels (5/3 is lossless); the 1/2x view is the codestream's own 1/2 level, the
+        # wavelet's low-pass rather than Pillow's 2 x 2 box; magnified as for any image.
+        limits = {0.5: (3, 24), 1: (0.01, 0), 2: (1.5, 12)}[zoom]
+        assert mean <= limits[0] and p99 <= limits[1], (zoom, mean, p99)

@@ -19,7 +19,7 @@ public struct EncodeOptions: Sendable {
         case none, deflate, lzw, jpeg, webp
     }
 
-    /// JPEG and lossy WebP quality, 1-100.
+    /// JPEG, lossy WebP and lossy JPEG 2000 quality, 1-100.
     public var quality: Int = 85
     /// JPEG: progressive scans (libjpeg then holds the whole image's coefficients, checked against the budget).
     public var progressive = false
@@ -30,10 +30,10 @@ public struct EncodeOptions: Sendable {
     public var compressionLevel = 6
     /// Output bits per sample, 8 or 16, where the format allows; nil keeps the input's.
     public var bitDepth: Int?
-    /// WebP: lossless instead of lossy.
+    /// WebP and JPEG 2000: lossless instead of lossy.
     public var lossless = false
     public var tiffCompression: TIFFCompression = .deflate
-    /// TIFF: tiles of `tileSize` instead of strips.
+    /// TIFF: tiles of `tileSize` instead of strips. JPEG 2000 is always tiled, at `tileSize`.
     public var tiled = false
     public var tileSize = 256
     /// The colour (RGB, 0-255) that alpha is flattened onto for formats without alpha, such as JPEG.

@@ -66,6 +66,7 @@ public final class ImageSource: Sendable {
         case .gif: return GIFDecoder.self
         case .tiff: return TIFFDecoder.self
         case .webp: return WebPDecoder.self
+        case .jpeg2000: return JPEG2000Decoder.self
         case .deepZoom, .iiif: return TileFolderDecoder.self
         }
     }

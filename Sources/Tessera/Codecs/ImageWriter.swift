@@ -16,7 +16,7 @@ protocol MemoryEncoder: FormatEncoder {
 /// pixels to what the format stores, and streams strips from the reader to the encoder.
 public enum ImageWriter {
     /// The formats Tessera writes.
-    public static let writableFormats: [ImageFormat] = [.jpeg, .png, .webp, .tiff]
+    public static let writableFormats: [ImageFormat] = [.jpeg, .png, .webp, .tiff, .jpeg2000]
 
     /// The format to write for `path`, from its extension.
     public static func format(forPath path: String) throws -> ImageFormat {
@@ -24,7 +24,7 @@ public enum ImageWriter {
         guard let fileExtension, fileExtension.count > 1, let format = ImageFormat(fileExtension: String(fileExtension.last!)),
               writableFormats.contains(format) else {
             throw TesseraError.invalidArgument(
-                "\(path): cannot tell the output format from the extension (use .jpg, .png, .webp or .tif)")
+                "\(path): cannot tell the output format from the extension (use .jpg, .png, .webp, .tif or .jp2)")
         }
         return format
     }
@@ -35,6 +35,7 @@ public enum ImageWriter {
         case .png: return PNGEncoder.self
         case .tiff: return TIFFEncoder.self
         case .webp: return WebPEncoder.self
+        case .jpeg2000: return JPEG2000Encoder.self
         default: return nil
         }
     }

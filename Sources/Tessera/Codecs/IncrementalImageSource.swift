@@ -101,7 +101,7 @@ public final class IncrementalImageSource {
         case .jpeg: return JPEGIncrementalDecoder(name: name, budget: budget)
         case .png: return PNGIncrementalDecoder(name: name, budget: budget)
         case .webp: return WebPIncrementalDecoder(name: name, budget: budget)
-        case .tiff, .bmp, .gif, .deepZoom, .iiif: return WholeFileIncrementalDecoder(name: name, budget: budget)
+        case .tiff, .bmp, .gif, .jpeg2000, .deepZoom, .iiif: return WholeFileIncrementalDecoder(name: name, budget: budget)
         }
     }
 

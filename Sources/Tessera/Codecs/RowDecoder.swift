@@ -7,6 +7,9 @@ protocol RowDecoder: AnyObject {
     /// Asks to decode only `columns`, before the first row; returns the columns that will actually be
     /// decoded, which contain `columns` (codecs crop at block boundaries). Default: all columns.
     func restrictColumns(to columns: Range<Int>) throws -> Range<Int>
+    /// Tells the decoder, before the first row, that only `rows` will be read (after skipping to their first), so
+    /// a codec that decodes areas (JPEG 2000) decodes no rows below them. Default: nothing.
+    func restrictRows(to rows: Range<Int>)
     /// Skips rows without returning them; codecs that can, do so without decoding them.
     func skipRows(_ count: Int) throws
     /// Decodes the next `count` rows of the restricted columns into `rows`, `bytesPerRow` apart.
@@ -15,6 +18,8 @@ protocol RowDecoder: AnyObject {
 
 extension RowDecoder {
     func restrictColumns(to columns: Range<Int>) throws -> Range<Int> { 0..<size.width }
+
+    func restrictRows(to rows: Range<Int>) {}
 
     func skipRows(_ count: Int) throws {
         guard count > 0 else { return }
@@ -90,6 +95,7 @@ final class RegionReader: ImageReader {
     private func startIfNeeded() throws -> Range<Int> {
         if let columns { return columns }
         let decoded = try decoder.restrictColumns(to: region.x..<region.maxX)
+        decoder.restrictRows(to: region.y..<region.maxY)
         try decoder.skipRows(region.y)
         columns = decoded
         return decoded

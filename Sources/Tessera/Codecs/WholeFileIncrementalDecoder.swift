@@ -1,5 +1,5 @@
 /// The incremental decoder for formats whose readers need the whole file (TIFF, whose directories may follow the
-/// pixels; BMP; GIF): the header is tried as the data grows, and the image is decoded once, through
+/// pixels; BMP; GIF; JPEG 2000): the header is tried as the data grows, and the image is decoded once, through
 /// `ImageSource`, when the last update says the data is complete.
 final class WholeFileIncrementalDecoder: IncrementalDecoder {
     private let name: String

@@ -1,6 +1,8 @@
 /// The file formats Tessera reads: image files, and tile pyramids read through their descriptor file.
 public enum ImageFormat: String, Sendable, Codable, CaseIterable {
     case jpeg, png, tiff, webp, bmp, gif
+    /// JPEG 2000: a JP2-family file (`.jp2`, `.jph`) or a raw codestream (`.j2k`, `.j2c`), HTJ2K included.
+    case jpeg2000
     /// A Deep Zoom pyramid: its `.dzi` beside its `_files` folder.
     case deepZoom
     /// A IIIF level-0 (static) pyramid: its `info.json` beside its tile folders.
@@ -14,6 +16,7 @@ public enum ImageFormat: String, Sendable, Codable, CaseIterable {
         switch self {
         case .deepZoom: return "Deep Zoom"
         case .iiif: return "IIIF level 0"
+        case .jpeg2000: return "JPEG 2000"
         default: return rawValue.uppercased()
         }
     }
@@ -35,6 +38,8 @@ public enum ImageFormat: String, Sendable, Codable, CaseIterable {
         if starts(Array("RIFF".utf8)) && starts(Array("WEBP".utf8), at: 8) { return .webp }
         if starts(Array("BM".utf8)) { return .bmp }
         if starts(Array("GIF87a".utf8)) || starts(Array("GIF89a".utf8)) { return .gif }
+        if starts([0x00, 0x00, 0x00, 0x0C, 0x6A, 0x50, 0x20, 0x20, 0x0D, 0x0A, 0x87, 0x0A])
+            || starts([0xFF, 0x4F, 0xFF, 0x51]) { return .jpeg2000 }
         let text = String(decoding: bytes, as: UTF8.self)
         if text.hasPrefix("<") && text.contains("schemas.microsoft.com/deepzoom") { return .deepZoom }
         if text.drop(while: \.isWhitespace).hasPrefix("{") && text.contains("iiif.io/api/image") { return .iiif }
@@ -50,6 +55,7 @@ public enum ImageFormat: String, Sendable, Codable, CaseIterable {
         case "webp": self = .webp
         case "bmp": self = .bmp
         case "gif": self = .gif
+        case "jp2": self = .jpeg2000
         default: return nil
         }
     }
@@ -85,6 +91,8 @@ public struct ImageProperties: Sendable, Codable, Equatable {
     public var fileSize: Int
     /// The size of a tile pyramid's stored tiles (Deep Zoom, IIIF level 0), without overlap; nil for other images.
     public var tileSize: Size?
+    /// JPEG 2000: how the codestream is built (levels, tiles, layers, progression, HTJ2K); nil for other images.
+    public var jpeg2000: JPEG2000Structure?
 
     public init(format: ImageFormat, width: Int, height: Int, channels: Int, bitDepth: Int, colorModel: ColorModel,
                 hasAlpha: Bool, orientation: Int = 1, hasICCProfile: Bool = false, isProgressive: Bool = false,

@@ -13,6 +13,8 @@ struct IIIFInfo {
     let properties: ImageProperties
     let tileSize: Int
     let limits: IIIFLimits
+    /// Scale factors the image decodes natively beyond the pyramid's (a JPEG 2000's resolution levels).
+    var nativeScaleFactors: [Int] = []
 
     private var size: Tessera.Size { properties.size }
 
@@ -21,8 +23,8 @@ struct IIIFInfo {
         (try? PyramidPlan(imageSize: size, tileSize: tileSize, depth: .oneTile))?.levels ?? []
     }
 
-    /// Scale factors 1, 2, 4, ... down to the one at which the image fits in one tile.
-    var scaleFactors: [Int] { levels.map(\.scaleFactor) }
+    /// Scale factors 1, 2, 4, ... down to the one at which the image fits in one tile, and the native ones.
+    var scaleFactors: [Int] { Array(Set(levels.map(\.scaleFactor) + nativeScaleFactors)).sorted() }
 
     /// Whole-image sizes a viewer can ask for first, smallest first: each reduced level's size as stored (a level
     /// halved rounding down is a pixel short of the rounded-up size), so that asking for one reads that level as it

@@ -91,8 +91,10 @@ public final class IIIFService: Sendable {
 
     private func info(path: String, id: String, request: HTTPRequest) throws -> HTTPResponse {
         let image = try images.open(path)
-        let document = IIIFInfo(id: id, properties: image.source.properties, tileSize: tileSize(of: image),
-                                limits: configuration.limits)
+        let properties = image.source.properties
+        let document = IIIFInfo(id: id, properties: properties, tileSize: tileSize(of: image),
+                                limits: configuration.limits,
+                                nativeScaleFactors: properties.jpeg2000.map { (0..<$0.resolutionLevels).map { 1 << $0 } } ?? [])
         return validators(image: image, tag: "info " + id).respond(to: request) { (document.json, IIIFInfo.contentType) }
     }
 
@@ -153,8 +155,20 @@ public final class IIIFService: Sendable {
         return try tiles.jpeg(scale: scale / factor, column: column, row: row, size: request.size)
     }
 
-    /// The tile size clients are told to ask for: the stored tiles' when there are any.
-    private func tileSize(of image: OpenImages.Image) -> Int { image.tiles?.tileSize ?? configuration.tileSize }
+    /// The tile size clients are told to ask for: the stored tiles' when there are any, else a tiled JPEG 2000's
+    /// square codestream tiles (so that each request decodes the code-blocks of one tile), else the configured one.
+    private func tileSize(of image: OpenImages.Image) -> Int {
+        if let tiles = image.tiles { return tiles.tileSize }
+        if let codestream = image.source.properties.jpeg2000, codestream.isTiled,
+           codestream.tileSize.width == codestream.tileSize.height,
+           Self.codestreamTileSizes.contains(codestream.tileSize.width) {
+            return codestream.tileSize.width
+        }
+        return configuration.tileSize
+    }
+
+    /// The JPEG 2000 tile sides offered as IIIF tiles; smaller or larger codestream tiles get the configured size.
+    static let codestreamTileSizes = 128...2048
 
     /// The validators of a response about `image`: a strong tag from the file's size and time and what was asked
     /// of it (`tag`), kept a day by clients and caches.
