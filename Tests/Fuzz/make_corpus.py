@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the fuzz targets' seed corpora into corpus/TARGET/: small, valid inputs of every kind each parser reads,
 from which libFuzzer mutates. Run with the project's Python (Pillow; cjpeg for restart markers, vips for a tiled
-pyramidal TIFF):
+pyramidal TIFF, opj_compress for JPEG 2000):
     .venv/bin/python Tests/Fuzz/make_corpus.py"""
 import io
 import json
@@ -54,6 +54,11 @@ def images():
         subprocess.run(["vips", "tiffsave", f"{folder}/in.png", f"{folder}/out.tif", "--tile", "--tile-width", "16",
                         "--tile-height", "16", "--pyramid", "--compression", "jpeg"], check=True)
         yield "pyramid.tif", Path(f"{folder}/out.tif").read_bytes()
+        picture(40, 30).save(f"{folder}/in.ppm")
+        for name, options in [("tiled.jp2", ["-t", "16,16", "-n", "3", "-r", "10"]), ("lossless.j2k", ["-n", "2"])]:
+            subprocess.run(["opj_compress", "-i", f"{folder}/in.ppm", "-o", f"{folder}/{name}", *options],
+                           check=True, capture_output=True)
+            yield name, Path(f"{folder}/{name}").read_bytes()
     yield "lossy.webp", encoded(rgb, "WEBP", quality=50)
     yield "lossless.webp", encoded(picture(12, 9, "RGBA"), "WEBP", lossless=True)
     yield "rgb.bmp", encoded(rgb, "BMP")
