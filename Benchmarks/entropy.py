@@ -21,21 +21,11 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_sample import cached_sample  # noqa: E402
+from timing import measure  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(ROOT, "Benchmarks", "work")
 ENTROPY = os.path.join(ROOT, ".build", "release", "EntropyDecode")
-
-
-def measure(argv, before=None):
-    """(wall seconds, CPU seconds, peak RSS in MiB) of one run, which must succeed; `before` runs first, untimed."""
-    if before:
-        before()
-    result = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M"] + argv, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.exit(f"{' '.join(argv)} failed: {result.stderr}")
-    wall, user, system, rss = result.stderr.strip().splitlines()[-1].split()
-    return float(wall), float(user) + float(system), int(rss) / 1024
 
 
 def main():
