@@ -76,7 +76,7 @@ final class JPEG2000Decoder: ImageDecoder {
             tileSize: Size(width: Int(info.tdx), height: Int(info.tdy)), tileColumns: Int(info.tw),
             tileRows: Int(info.th), codeBlockSize: Size(width: 1 << Int(style.cblkw), height: 1 << Int(style.cblkh)),
             precinctSizes: precincts, layers: Int(info.m_default_tile_info.numlayers),
-            progressionOrder: order < progression.count ? progression[order] : "unknown",
+            progressionOrder: progression.indices.contains(order) ? progression[order] : "unknown",
             isReversible: style.qmfbid == 1, isHighThroughput: style.cblksty & 0x40 != 0,
             colorSpace: colorSpaceName(boxes?.enumeratedColorSpace, image.color_space,
                                        hasICC: hasICC && boxes?.enumeratedColorSpace == nil))
