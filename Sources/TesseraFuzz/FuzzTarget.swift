@@ -58,13 +58,14 @@ struct FuzzTarget: Sendable {
         _ = try IIIFLayout.Info(json: bytes, path: "fuzz/info.json")
     }
 
-    /// The four parameters of an image request, split at `/`, parsed and resolved against a 12000 x 8333 image.
+    /// The four parameters of an image request, split at `/`, parsed and resolved against a 12000 x 8333 image
+    /// within the server's default limits.
     static let iiifRequest = FuzzTarget(name: "iiif-request", summary: "IIIF image request parameters") { bytes in
         let parts = String(decoding: bytes, as: UTF8.self).split(separator: "/", omittingEmptySubsequences: false)
             .map(String.init)
         guard parts.count >= 4 else { return }
         let request = try IIIFRequest(region: parts[0], size: parts[1], rotation: parts[2], qualityAndFormat: parts[3])
-        _ = try request.resolve(for: Size(width: 12000, height: 8333), limits: IIIFLimits(maxArea: 25_000_000))
+        _ = try request.resolve(for: Size(width: 12000, height: 8333), limits: IIIFService.Configuration().limits)
     }
 
     /// A request through the whole site (routing, the catalog, IIIF, the front page, the viewer's files) over a

@@ -15,7 +15,7 @@ public struct ImageCatalog: Sendable {
 
     /// Serves `path`: a folder (every image under it) or one image: a file, or a IIIF level-0 folder.
     public init(path: String) throws {
-        guard let resolved = Self.realPath(path) else {
+        guard let resolved = realPath(path) else {
             throw IIIFError.notFound("\(path): no such file or folder")
         }
         var isFolder: ObjCBool = false
@@ -41,16 +41,12 @@ public struct ImageCatalog: Sendable {
     }
 
     private func exactFile(for identifier: String) -> String? {
-        guard !identifier.isEmpty, identifier.utf8.count <= Self.maxIdentifierLength, !identifier.contains("\0"),
-              !identifier.hasPrefix("/") else { return nil }
-        let components = identifier.split(separator: "/", omittingEmptySubsequences: false)
-        guard !components.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) else { return nil }
         if let singleFile, identifier != singleFile { return nil }
-        guard let resolved = Self.realPath(root + "/" + identifier), resolved.hasPrefix(root + "/") else { return nil }
+        guard let resolved = resolvedInside(identifier) else { return nil }
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: resolved, isDirectory: &isFolder) else { return nil }
         guard isFolder.boolValue else { return resolved }
-        guard let info = Self.realPath(resolved + "/info.json"), info.hasPrefix(root + "/") else { return nil }
+        guard let info = realPath(resolved + "/info.json"), info.hasPrefix(root + "/") else { return nil }
         return info
     }
 
@@ -90,7 +86,7 @@ public struct ImageCatalog: Sendable {
     /// images inside the root (missing, hidden, outside after links are followed, or a pyramid).
     public func folder(_ folder: String) -> Folder? {
         if let singleFile { return folder.isEmpty ? Folder(path: "", folders: [], images: [singleFile]) : nil }
-        guard folder.isEmpty || entry(folder, isFolder: true) == .folder && isInside(folder),
+        guard folder.isEmpty || entry(folder, isFolder: true) == .folder && resolvedInside(folder) != nil,
               let names = try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? root : root + "/" + folder)
         else { return nil }
         var folders: [String] = [], images: [String] = []
@@ -100,7 +96,7 @@ public struct ImageCatalog: Sendable {
             guard FileManager.default.fileExists(atPath: root + "/" + relative, isDirectory: &isFolder) else { continue }
             switch entry(relative, isFolder: isFolder.boolValue) {
             case .image: images.append(relative)
-            case .folder: if isInside(relative) { folders.append(relative) }
+            case .folder: if resolvedInside(relative) != nil { folders.append(relative) }
             case nil: break
             }
         }
@@ -123,13 +119,14 @@ public struct ImageCatalog: Sendable {
         return isImage && exactFile(for: relative) != nil ? .image : nil
     }
 
-    /// Whether `relative` names a path that stays inside the root once every link is followed.
-    private func isInside(_ relative: String) -> Bool {
+    /// The path `relative` names with every link followed, when it exists and stays inside the root: no empty,
+    /// `.` or `..` component (so no leading `/`), no NUL, at most `maxIdentifierLength` bytes; nil otherwise.
+    private func resolvedInside(_ relative: String) -> String? {
         let components = relative.split(separator: "/", omittingEmptySubsequences: false)
         guard relative.utf8.count <= Self.maxIdentifierLength, !relative.contains("\0"),
               !components.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }),
-              let resolved = Self.realPath(root + "/" + relative) else { return false }
-        return resolved.hasPrefix(root + "/")
+              let resolved = realPath(root + "/" + relative), resolved.hasPrefix(root + "/") else { return nil }
+        return resolved
     }
 
     /// The last `/`-separated component of an identifier. Foundation's path functions are not used on
@@ -144,11 +141,5 @@ public struct ImageCatalog: Sendable {
         let name = lastComponent(of: identifier)
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
         return String(name[name.index(after: dot)...])
-    }
-
-    private static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
     }
 }
