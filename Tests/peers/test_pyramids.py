@@ -175,7 +175,8 @@ def large_source(tmp_path_factory):
 
 def kill_mid_build(arguments, partial, seed):
     """Starts a build and SIGKILLs it at a seeded random moment after its first tiles appear under `partial`;
-    returns True when it was killed before finishing."""
+    returns True when it was killed before finishing: by the signal, with its partial output still there (a build
+    that moved its output into place just before the signal had finished)."""
     rng = random.Random(seed)
     process = subprocess.Popen([str(a) for a in arguments], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -186,7 +187,7 @@ def kill_mid_build(arguments, partial, seed):
             return False
         process.send_signal(signal.SIGKILL)
         process.wait()
-        return True
+        return process.returncode == -signal.SIGKILL and partial.exists()
     finally:
         if process.poll() is None:
             process.kill()
