@@ -4,10 +4,8 @@ array job of deploy/slurm/tile-array.sbatch over 12 images with one corrupt, and
 the middle of an image and resubmitted. Every wait is bounded; the daemons started are stopped by their PIDs."""
 import os
 import shutil
-import signal
 import socket
 import subprocess
-import time
 from pathlib import Path
 
 import numpy as np
@@ -15,25 +13,11 @@ import pytest
 from PIL import Image
 
 from conftest import ROOT, photo, run
+from daemons import free_port, stop, wait_for
 from test_batch import outputs, records
 
 SCRIPT = ROOT / "deploy" / "slurm" / "tile-array.sbatch"
 DAEMONS = ["munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "sinfo"]
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def wait_for(condition, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise TimeoutError(f"{what} within {timeout} s")
 
 
 class Cluster:
@@ -112,13 +96,7 @@ PartitionName=test Nodes={node} Default=YES MaxTime=INFINITE State=UP
     def stop(self):
         """Stops what it started, by PID, slurmd first."""
         for process in reversed(self.processes):
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
+            stop(process)
 
 
 @pytest.fixture(scope="module")
