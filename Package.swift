@@ -21,6 +21,7 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD"),
         .systemLibrary(name: "CSDL2", path: "Sources/CSDL2", pkgConfig: "sdl2"),
         .systemLibrary(name: "CXML2", path: "Sources/CXML2", pkgConfig: "libxml-2.0"),
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl"),
         // The few C shims the libraries need: setjmp/longjmp error recovery for libjpeg and libpng,
         // per-handle error capture for libtiff.
         .target(
@@ -28,13 +29,16 @@ let package = Package(
             dependencies: ["CJPEG", "CPNG", "CTIFF"],
             linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("tiff")]
         ),
+        // curl_easy_setopt's varargs, which Swift cannot pass.
+        .target(name: "CCurlShims", dependencies: ["CCurl"], linkerSettings: [.linkedLibrary("curl")]),
 
         // The CATiledLayer-style engine: pure Swift, no C, no Foundation.
         .target(name: "TesseraTiling"),
         // Image I/O and processing over the C codecs.
         .target(
             name: "Tessera",
-            dependencies: ["CJPEG", "CPNG", "CTIFF", "CWebP", "CZlib", "CXML2", "COpenJPEG", "CCodecShims"]
+            dependencies: ["CJPEG", "CPNG", "CTIFF", "CWebP", "CZlib", "CXML2", "COpenJPEG", "CCodecShims", "CCurl",
+                           "CCurlShims"]
         ),
         // libmicrohttpd's varargs start function, which Swift cannot call.
         .target(name: "CServerShims", dependencies: ["CMicroHTTPD"], linkerSettings: [.linkedLibrary("microhttpd")]),

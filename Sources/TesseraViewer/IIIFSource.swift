@@ -40,7 +40,8 @@ public struct IIIFInfo: Hashable, Sendable {
     }
 }
 
-/// Tiles fetched from a IIIF Image API server over HTTP, one region request per tile, decoded as JPEG.
+/// Tiles fetched from a IIIF Image API server over HTTP or HTTPS (Tessera's `HTTPClient`), one region request
+/// per tile, decoded as JPEG.
 public struct IIIFSource: TileSource {
     public let name: String
     public let info: IIIFInfo
@@ -48,10 +49,7 @@ public struct IIIFSource: TileSource {
     /// Reads the info.json at `url` (or at `url/info.json` when `url` is the image's base URI).
     public init(url: String) throws {
         let infoURL = url.hasSuffix("info.json") ? url : (url.hasSuffix("/") ? url : url + "/") + "info.json"
-        let response = try HTTPClient.get(infoURL)
-        guard response.status == 200 else {
-            throw ViewerError.http(url: infoURL, detail: "the server answered \(response.status)")
-        }
+        let response = try HTTPClient.shared.get(infoURL)
         name = url
         info = try IIIFInfo(json: response.body, url: infoURL)
     }
@@ -62,10 +60,7 @@ public struct IIIFSource: TileSource {
 
     public func pixels(depth: Int, region: Rect) throws -> ImageBuffer {
         let url = info.url(depth: depth, region: region)
-        let response = try HTTPClient.get(url)
-        guard response.status == 200 else {
-            throw ViewerError.http(url: url, detail: "the server answered \(response.status)")
-        }
+        let response = try HTTPClient.shared.get(url)
         let image = try ImageSource(bytes: response.body, name: url).makeReader().readAll(name: url)
         guard image.width == region.width, image.height == region.height else {
             throw ViewerError.http(url: url, detail: "the server sent \(image.size), not \(region.width)x\(region.height)")

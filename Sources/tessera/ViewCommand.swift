@@ -6,12 +6,12 @@ import TesseraViewer
 /// `tessera view`: the native viewer, an SDL2 window on a pyramid, an image or a IIIF server.
 enum ViewCommand: Command {
     static let spec = CommandSpec(
-        name: "view", usage: "view IMAGE|PYRAMID.dzi|http://SERVER/iiif/ID [--size WxH] [--script FILE] [options]",
+        name: "view", usage: "view IMAGE|PYRAMID.dzi|https://SERVER/iiif/ID [--size WxH] [--script FILE] [options]",
         summary: "show an image of any size in a window: pan, zoom, tiles decoded in the background",
         details: """
             Opens a Deep Zoom pyramid (.dzi), a pyramidal TIFF, any image Tessera reads, or a IIIF Image API
-            image (its http:// base URI or info.json). Drag or arrow keys pan; the wheel, a pinch or +/- zoom;
-            a double click zooms in; 0 or Home fits the image; f toggles full screen; i shows the tile and memory
+            image (its http:// or https:// base URI or info.json). Drag or arrow keys pan; the wheel, a pinch or
+            +/- zoom; a double click zooms in; 0 or Home fits the image; f toggles full screen; i shows the tile and memory
             overlay; q or Escape quits. A large image that is not a pyramid is read by regions while a pyramidal
             TIFF of it is built in the pyramid cache (--cache), as 'tessera serve' does.
             --script replays a JSON trace of view, pan, zoom, resize, wait, frames and screenshot steps, then

@@ -48,18 +48,3 @@ private let tile = PixelSize(width: 256, height: 256)
         == "http://h/iiif/map/512,512,488,88/488,88/0/default.jpg")
     #expect(throws: ViewerError.self) { try IIIFInfo(json: Array(#"{"width": 3}"#.utf8), url: "u") }
 }
-
-@Test func httpResponsesAreSplitAndDechunked() throws {
-    let plain = Array("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello".utf8)
-    #expect(try HTTPClient.parse(plain, url: "u").body == Array("hello".utf8))
-    let chunked = Array(
-        "HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n".utf8)
-    let response = try HTTPClient.parse(chunked, url: "u")
-    #expect(response.status == 404)
-    #expect(response.body == Array("abcde".utf8))
-    #expect(throws: ViewerError.self) { try HTTPClient.parse(Array("garbage".utf8), url: "u") }
-    #expect(try HTTPClient.Address("http://example.org:8080/iiif/a").port == 8080)
-    #expect(throws: ViewerError.http(url: "https://example.org/", detail: "only http:// URLs are supported")) {
-        try HTTPClient.Address("https://example.org/")
-    }
-}

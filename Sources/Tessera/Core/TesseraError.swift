@@ -13,6 +13,8 @@ public enum TesseraError: Error, Equatable, Sendable, CustomStringConvertible {
     case unsupported(path: String, feature: String)
     /// Decoding would have to hold more than the memory budget allows.
     case memoryLimit(path: String, needed: Int, limit: Int, purpose: String)
+    /// A URL gave no usable answer: unreachable, timed out, an error status, or changed while being read.
+    case http(url: String, detail: String)
     /// A caller passed an argument that cannot work (a region outside the image, a bad scale).
     case invalidArgument(String)
 
@@ -26,6 +28,7 @@ public enum TesseraError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .memoryLimit(path, needed, limit, purpose):
             return "\(path): \(purpose) needs \(ByteCount(needed)), over the memory limit of \(ByteCount(limit))"
                 + " (raise it with --memory-limit)"
+        case let .http(url, detail): return "\(url): \(detail)"
         case let .invalidArgument(message): return message
         }
     }

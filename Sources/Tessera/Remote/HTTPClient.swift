@@ -1,0 +1,268 @@
+import CCurl
+import CCurlShims
+import Foundation
+
+/// One request to a web server: a GET or HEAD of `url`, optionally of one byte range, with extra headers.
+public struct HTTPRequest: Sendable {
+    /// The two methods Tessera reads with.
+    public enum Method: String, Sendable { case get = "GET", head = "HEAD" }
+
+    public var url: String
+    public var method: Method
+    /// The bytes asked for (`Range: bytes=lower-(upper-1)`), or nil for the whole resource.
+    public var range: Range<Int>?
+    /// Extra request headers, in order, as `name: value` pairs (e.g. `If-Match`).
+    public var headers: [HTTPHeader]
+
+    public init(url: String, method: Method = .get, range: Range<Int>? = nil, headers: [HTTPHeader] = []) {
+        self.url = url
+        self.method = method
+        self.range = range
+        self.headers = headers
+    }
+}
+
+/// A header field of a request.
+public struct HTTPHeader: Sendable, Equatable {
+    public var name: String
+    public var value: String
+    public init(_ name: String, _ value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// What a server answered: the final status (after redirects), its reason phrase, the headers (names
+/// lowercased, the last value of a repeated one) and the body.
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var reason: String
+    public var headers: [String: String]
+    public var body: [UInt8]
+
+    /// The value of the header `name` (any case), if the server sent it.
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+
+    /// `404 Not Found`: how error messages name the status.
+    public var statusLine: String { reason.isEmpty ? "HTTP \(status)" : "HTTP \(status) \(reason)" }
+}
+
+/// How requests are signed with AWS Signature Version 4 (S3 and S3-compatible stores), by libcurl itself.
+public struct AWSSigning: Sendable, Equatable {
+    public var accessKey: String
+    public var secretKey: String
+    /// A temporary credential's session token, sent as `X-Amz-Security-Token`.
+    public var sessionToken: String?
+    public var region: String
+    /// The service name in the credential scope: `s3` for object storage.
+    public var service: String
+
+    public init(accessKey: String, secretKey: String, sessionToken: String? = nil, region: String,
+                service: String = "s3") {
+        self.accessKey = accessKey
+        self.secretKey = secretKey
+        self.sessionToken = sessionToken
+        self.region = region
+        self.service = service
+    }
+}
+
+/// The one HTTP client of Tessera, over libcurl: TLS, HTTP/2 where the server offers it, keep-alive (each
+/// pooled handle keeps its connections), redirects, the usual proxy variables (`https_proxy`, `no_proxy`),
+/// timeouts, and retries with exponential back-off on timeouts, dropped connections, 429 and 5xx answers.
+/// Thread-safe: each request takes a handle from the pool and gives it back.
+public final class HTTPClient: @unchecked Sendable {
+    /// Limits and identity of a client. Times are in seconds.
+    public struct Configuration: Sendable {
+        /// How long to wait for a connection.
+        public var connectTimeout: Double = 10
+        /// How long one attempt may take in all.
+        public var requestTimeout: Double = 60
+        /// Tries per request, the first included.
+        public var attempts: Int = 4
+        /// The wait before the first retry; each next one doubles it.
+        public var firstBackoff: Double = 0.2
+        /// The largest body accepted, in bytes: a longer answer is an error, not an allocation.
+        public var bodyLimit: Int = 1 << 30
+        public var userAgent = "tessera"
+        /// Signs every request when set.
+        public var signing: AWSSigning?
+
+        public init() {}
+    }
+
+    /// The client every command shares, with the default configuration.
+    public static let shared = HTTPClient()
+
+    public let configuration: Configuration
+    private let lock = NSLock()
+    private var idle: [UnsafeMutableRawPointer] = []
+
+    private static let initialized: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+
+    public init(configuration: Configuration = Configuration()) {
+        _ = Self.initialized
+        self.configuration = configuration
+    }
+
+    deinit {
+        for handle in idle { curl_easy_cleanup(handle) }
+    }
+
+    /// Sends `request`, retrying what is worth retrying, and returns the final answer whatever its status.
+    /// Throws `TesseraError.http` naming the URL when no answer came (unreachable, timed out, reset).
+    public func send(_ request: HTTPRequest) throws -> HTTPResponse {
+        var wait = configuration.firstBackoff
+        for attempt in 1...max(1, configuration.attempts) {
+            let last = attempt == max(1, configuration.attempts)
+            do {
+                let response = try perform(request)
+                if last || !Self.retried(status: response.status) { return response }
+            } catch let failure as TransferFailure {
+                if last || !failure.retryable { throw TesseraError.http(url: request.url, detail: failure.message) }
+            }
+            usleep(useconds_t(wait * 1_000_000))
+            wait *= 2
+        }
+        preconditionFailure("the last attempt returns or throws")
+    }
+
+    /// Sends `request` and returns the answer if its status is 2xx; otherwise throws naming the URL and status.
+    public func fetch(_ request: HTTPRequest) throws -> HTTPResponse {
+        let response = try send(request)
+        guard (200..<300).contains(response.status) else {
+            throw TesseraError.http(url: request.url, detail: response.statusLine)
+        }
+        return response
+    }
+
+    /// The whole resource at `url` (2xx only).
+    public func get(_ url: String) throws -> HTTPResponse { try fetch(HTTPRequest(url: url)) }
+
+    private static func retried(status: Int) -> Bool { status == 429 || (500...599).contains(status) && status != 501 }
+
+    /// A transfer that got no HTTP answer: libcurl's message, and whether trying again may help.
+    private struct TransferFailure: Error {
+        var message: String
+        var retryable: Bool
+    }
+
+    private func perform(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let handle = takeHandle() else {
+            throw TransferFailure(message: "libcurl could not make a handle", retryable: false)
+        }
+        defer { giveBack(handle) }
+        let transfer = Transfer(bodyLimit: configuration.bodyLimit)
+        var headerList: UnsafeMutablePointer<curl_slist>?
+        defer { curl_slist_free_all(headerList) }
+        var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        let code: CURLcode = withExtendedLifetime(transfer) {
+            errorBuffer.withUnsafeMutableBufferPointer { buffer in
+                configure(handle, for: request, transfer: transfer, headers: &headerList, errors: buffer.baseAddress)
+                return curl_easy_perform(handle)
+            }
+        }
+        guard code == CURLE_OK else {
+            if code == CURLE_WRITE_ERROR && transfer.overLimit {
+                throw TransferFailure(message: "the answer is larger than \(ByteCount(configuration.bodyLimit))",
+                                      retryable: false)
+            }
+            let detail = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let message = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+            throw TransferFailure(message: message.lowercased(), retryable: Self.retryable(code))
+        }
+        var status = 0
+        _ = tessera_curl_info_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        return HTTPResponse(status: status, reason: transfer.reason, headers: transfer.headers, body: transfer.body)
+    }
+
+    private static func retryable(_ code: CURLcode) -> Bool {
+        [CURLE_OPERATION_TIMEDOUT, CURLE_COULDNT_CONNECT, CURLE_GOT_NOTHING, CURLE_SEND_ERROR, CURLE_RECV_ERROR,
+         CURLE_PARTIAL_FILE, CURLE_HTTP2, CURLE_HTTP2_STREAM].contains(code)
+    }
+
+    private func configure(_ handle: UnsafeMutableRawPointer, for request: HTTPRequest, transfer: Transfer,
+                           headers: inout UnsafeMutablePointer<curl_slist>?, errors: UnsafeMutablePointer<CChar>?) {
+        _ = tessera_curl_set_string(handle, CURLOPT_URL, request.url)
+        _ = tessera_curl_set_long(handle, CURLOPT_NOSIGNAL, 1)
+        _ = tessera_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 1)
+        _ = tessera_curl_set_long(handle, CURLOPT_MAXREDIRS, 5)
+        _ = tessera_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout * 1000))
+        _ = tessera_curl_set_long(handle, CURLOPT_TIMEOUT_MS, Int(configuration.requestTimeout * 1000))
+        _ = tessera_curl_set_long(handle, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
+        _ = tessera_curl_set_string(handle, CURLOPT_USERAGENT, configuration.userAgent)
+        _ = tessera_curl_set_pointer(handle, CURLOPT_ERRORBUFFER, errors)
+        if request.method == .head { _ = tessera_curl_set_long(handle, CURLOPT_NOBODY, 1) }
+        if let range = request.range { _ = tessera_curl_set_string(handle, CURLOPT_RANGE, "\(range.lowerBound)-\(range.upperBound - 1)") }
+        var fields = request.headers
+        if let signing = configuration.signing {
+            _ = tessera_curl_set_string(handle, CURLOPT_AWS_SIGV4, "aws:amz:\(signing.region):\(signing.service)")
+            _ = tessera_curl_set_string(handle, CURLOPT_USERNAME, signing.accessKey)
+            _ = tessera_curl_set_string(handle, CURLOPT_PASSWORD, signing.secretKey)
+            if let token = signing.sessionToken { fields.append(HTTPHeader("X-Amz-Security-Token", token)) }
+        }
+        for field in fields { headers = curl_slist_append(headers, "\(field.name): \(field.value)") }
+        if let headers { _ = tessera_curl_set_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headers)) }
+        let context = Unmanaged.passUnretained(transfer).toOpaque()
+        _ = tessera_curl_set_callback(handle, CURLOPT_WRITEFUNCTION) { data, size, count, context in
+            let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+            return transfer.body(UnsafeRawBufferPointer(start: data, count: size * count))
+        }
+        _ = tessera_curl_set_pointer(handle, CURLOPT_WRITEDATA, context)
+        _ = tessera_curl_set_callback(handle, CURLOPT_HEADERFUNCTION) { data, size, count, context in
+            let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+            return transfer.header(UnsafeRawBufferPointer(start: data, count: size * count))
+        }
+        _ = tessera_curl_set_pointer(handle, CURLOPT_HEADERDATA, context)
+    }
+
+    private func takeHandle() -> UnsafeMutableRawPointer? {
+        lock.lock()
+        let pooled = idle.popLast()
+        lock.unlock()
+        if let pooled {
+            curl_easy_reset(pooled)
+            return pooled
+        }
+        return curl_easy_init()
+    }
+
+    private func giveBack(_ handle: UnsafeMutableRawPointer) {
+        lock.lock()
+        idle.append(handle)
+        lock.unlock()
+    }
+}
+
+/// What one transfer has received so far; libcurl's callbacks write into it.
+private final class Transfer {
+    let bodyLimit: Int
+    var body: [UInt8] = []
+    var headers: [String: String] = [:]
+    var reason = ""
+    var overLimit = false
+
+    init(bodyLimit: Int) { self.bodyLimit = bodyLimit }
+
+    func body(_ chunk: UnsafeRawBufferPointer) -> Int {
+        guard body.count + chunk.count <= bodyLimit else {
+            overLimit = true
+            return 0
+        }
+        body.append(contentsOf: chunk)
+        return chunk.count
+    }
+
+    /// One header line; a status line starts a new set (a redirect's or an interim answer's headers are dropped).
+    func header(_ line: UnsafeRawBufferPointer) -> Int {
+        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if text.hasPrefix("HTTP/") {
+            headers = [:]
+            reason = text.split(separator: " ", maxSplits: 2).dropFirst(2).first.map(String.init) ?? ""
+        } else if let colon = text.firstIndex(of: ":") {
+            let name = text[..<colon].lowercased()
+            headers[name] = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return line.count
+    }
+}
