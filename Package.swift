@@ -54,7 +54,7 @@ let package = Package(
         ),
         // Tessera's parsers as fuzz targets: under libFuzzer when built with -DFUZZING (make fuzz), else replaying
         // saved inputs (the regression inputs in Tests/Fuzz, run by make test).
-        .executableTarget(name: "tessera-fuzz", dependencies: ["Tessera", "TesseraServer", "TesseraViewer"],
+        .executableTarget(name: "tessera-fuzz", dependencies: ["Tessera", "TesseraServer", "TesseraViewer", "CZlib"],
                           path: "Sources/TesseraFuzz"),
         // Feeds a file to IncrementalImageSource in chunks, or decodes it one-shot, for Benchmarks/incremental.py.
         .executableTarget(name: "IncrementalFeed", dependencies: ["Tessera"], path: "Benchmarks/IncrementalFeed"),

@@ -1,3 +1,4 @@
+import CZlib
 import Foundation
 import Tessera
 import TesseraServer
@@ -12,7 +13,8 @@ struct FuzzTarget: Sendable {
     let run: @Sendable ([UInt8]) throws -> Void
 
     /// Every target, by name.
-    static let all: [FuzzTarget] = [image, incremental, deepZoomDescriptor, iiifInfo, iiifRequest, http, viewerScript]
+    static let all: [FuzzTarget] = [image, incremental, deepZoomDescriptor, iiifInfo, iiifRequest, http, viewerScript,
+                                    zip, entropyIndex]
 
     /// Images larger than this are only opened (header, properties), not decoded: a tiny file claiming a large
     /// image would otherwise spend the fuzzer's time on filler rather than on parsing.
@@ -84,5 +86,43 @@ struct FuzzTarget: Sendable {
 
     static let viewerScript = FuzzTarget(name: "viewer-script", summary: "tessera view's --script JSON") { bytes in
         _ = try ViewerScript(json: bytes, name: "fuzz.json")
+    }
+
+    /// A pyramid's zip as a killed build leaves it and a finished one is checked: the bytes as the partial zip that
+    /// `--resume` reads the complete entries of (then adds one and commits), and as a finished zip whose end record
+    /// holds the build key.
+    static let zip = FuzzTarget(name: "zip", summary: "pyramid zips: a partial one resumed, a finished one's key") { bytes in
+        let folder = try FuzzScratch.shared().folder
+        let path = folder + "/pyramid.zip", partial = folder + "/.pyramid.zip.tessera-partial"
+        let key = BuildKey(source: "fuzz", options: [])
+        for file in [path, partial] { try Data(bytes).write(to: URL(fileURLWithPath: file)) }
+        try Data(key.description.utf8).write(to: URL(fileURLWithPath: partial + ".key"))
+        _ = CompletionRecord.zip(path).isComplete(for: key)
+        let container = try ZipContainer(path: path, partial: .resume, buildKey: key.description)
+        if !container.hasCompleteFile(at: "0/0_0.jpg") { try container.write([1, 2, 3], to: "0/0_0.jpg") }
+        try container.commit()
+        _ = CompletionRecord.zip(path).isComplete(for: key)
+    }
+
+    /// An entropy index file for a fixed JPEG, read and then used for a region read: the input is XORed onto the
+    /// genuine index after its magic, version and key (bytes past its end are appended), and the checksum is made
+    /// to match, so that mutations reach the parser's checks and the decoder's resumption from saved states.
+    static let entropyIndex = FuzzTarget(name: "entropy-index", summary: "JPEG entropy index files, then a region read through them") { bytes in
+        let files = try FuzzScratch.shared()
+        let header = 4 + 2 + 8 + 8, genuine = files.index.dropLast(4)
+        var body = Array(genuine.dropFirst(header))
+        for (offset, byte) in bytes.enumerated() {
+            if offset < body.count { body[offset] ^= byte } else { body.append(byte) }
+        }
+        var file = Array(genuine.prefix(header)) + body
+        let crc = file.withUnsafeBufferPointer { UInt32(crc32(0, $0.baseAddress, uInt($0.count))) }
+        file += (0..<4).map { UInt8(truncatingIfNeeded: crc >> (8 * $0)) }
+        let index = try JPEGEntropyIndex(decoding: file, name: "fuzz.jpegindex")
+        let location = JPEGEntropyIndex.location(of: files.jpeg, key: index.key, folder: files.indexFolder)
+        try Data(file).write(to: URL(fileURLWithPath: location))
+        let source = try ImageSource(path: files.jpeg)
+        for region in [Rect(x: 120, y: 80, width: 40, height: 30), Rect(x: 0, y: 100, width: 17, height: 36)] {
+            _ = try source.makeReader(ReadOptions(region: region, entropyIndexFolder: files.indexFolder)).readAll(name: "fuzz")
+        }
     }
 }

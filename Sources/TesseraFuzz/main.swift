@@ -21,4 +21,5 @@ guard let target = FuzzTarget.all.first(where: { $0.name == arguments[1] }) else
     exit(2)
 }
 FuzzDriver.target = target
+atexit { FuzzScratch.removeRoot() }
 exit(FuzzDriver.run(arguments: [arguments[0]] + arguments.dropFirst(2)))

@@ -5,6 +5,7 @@ pyramidal TIFF, opj_compress for JPEG 2000):
     .venv/bin/python Tests/Fuzz/make_corpus.py"""
 import io
 import json
+import zipfile
 import subprocess
 import tempfile
 from pathlib import Path
@@ -70,6 +71,24 @@ def images():
     yield "animated.gif", buffer.getvalue()
 
 
+def zips():
+    """Stored zips as a pyramid build writes them: a finished one whose comment is a build key, the same cut off
+    mid-entry (a killed build's partial zip), and one past Zip64's limits in nothing but its records' fields."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+        archive.comment = b"fuzz"
+        for name in ["pyramid.dzi", "0/0_0.jpg", "1/0_0.jpg"]:
+            archive.writestr(name, encoded(picture(8, 8), "JPEG", quality=50) if name.endswith(".jpg") else b"<Image/>")
+    whole = buffer.getvalue()
+    yield "finished.zip", whole
+    yield "partial.zip", whole[:len(whole) * 2 // 3]
+    zip64 = io.BytesIO()
+    with zipfile.ZipFile(zip64, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+        with archive.open("big.bin", "w", force_zip64=True) as entry:
+            entry.write(b"tile")
+    yield "zip64.zip", zip64.getvalue()
+
+
 def main():
     seeds = {
         "image": dict(images()),
@@ -104,6 +123,10 @@ def main():
                 {"wait": "sharp"}, {"frames": 60}, {"screenshot": "shot.png"}]}).encode(),
         },
     }
+    seeds["zip"] = dict(zips())
+    # The entropy-index target XORs its input onto a genuine index: the empty input is that index, a few bytes
+    # perturb the image geometry and the first saved states.
+    seeds["entropy-index"] = {"genuine.bin": b"", "offset.bin": b"\0" * 8 + b"\x01", "state.bin": b"\0" * 40 + b"\x80"}
     seeds["incremental"] = {name: bytes([index * 37 % 256]) + data
                             for index, (name, data) in enumerate(seeds["image"].items())}
     for target, files in seeds.items():
