@@ -29,8 +29,9 @@ browser-tests: build
 test: unit-tests fuzz-regressions peer-tests browser-tests fuzz-smoke
 
 # Fuzzing (RELIABILITY.md): tessera-fuzz built with libFuzzer's driver and AddressSanitizer in a build folder of its
-# own; `make fuzz FUZZ_SECONDS=3600` runs every target that long, make test a short pass of each.
+# own; `make fuzz FUZZ_SECONDS=3600 FUZZ_JOBS=9` runs every target that long at once, make test a short pass of each.
 FUZZ_SECONDS ?= 60
+FUZZ_JOBS ?= 1
 FUZZ_RUNTIME = $(dir $(realpath $(shell command -v swift)))../lib/swift/clang/lib/linux/libclang_rt.fuzzer_no_main-x86_64.a
 
 fuzz-build: deps
@@ -39,10 +40,10 @@ fuzz-build: deps
 	  -Xlinker $(FUZZ_RUNTIME) -Xlinker -lstdc++
 
 fuzz: fuzz-build
-	scripts/fuzz $(FUZZ_SECONDS)
+	FUZZ_JOBS=$(FUZZ_JOBS) scripts/fuzz $(FUZZ_SECONDS)
 
 fuzz-smoke: fuzz-build
-	FUZZ_RUNS=4000 scripts/fuzz 120
+	FUZZ_RUNS=4000 FUZZ_JOBS=2 scripts/fuzz 120
 
 # Every saved input (the seeds, and each finding once fixed) through its target in an ordinary build.
 fuzz-regressions: deps
