@@ -4,6 +4,7 @@
     Benchmarks/serve_benchmark.py [--size 100mp|quick] [--duration 20] [--connections 64,256] [--markdown]
                                   [--tessera PATH]
     Benchmarks/serve_benchmark.py --jp2 [...]   # the same tiles from the sample as a JP2, tessera with --no-cache
+    Benchmarks/serve_benchmark.py --deployment [...]  # one instance, against three behind nginx (deploy/nginx/)
 
 The TIFF is libvips' `tiffsave --tile --pyramid --compression jpeg` of the benchmark sample (256-pixel tiles), the
 form iipsrv is built for. The URLs are every tile of every level, in the IIIF form OpenSeadragon asks for them
@@ -11,7 +12,10 @@ form iipsrv is built for. The URLs are every tile of every level, in the IIIF fo
 iipsrv (Debian's iipimage-server) runs as 4 FastCGI processes behind lighttpd, as its documentation suggests.
 With `--jp2` both servers read the sample as `opj_compress -t 1024,1024 -n 7 -r 20 -p RPCL -PLT` wrote it
 (iipsrv through its OpenJPEG decoder) and Tessera builds no pyramid, so both decode every tile with OpenJPEG.
-Needs wrk, lighttpd, spawn-fcgi and iipimage-server (Debian packages)."""
+With `--deployment` the peers are Tessera itself: one instance direct, against three instances behind nginx with
+deploy/nginx's configuration (rendered by its render-config), without nginx's proxy_cache and with it (after one
+warm-up pass, so the tiles repeat).
+Needs wrk, lighttpd, spawn-fcgi and iipimage-server (Debian packages); nginx for --deployment."""
 import argparse
 import os
 import random
@@ -32,6 +36,7 @@ TESSERA = os.path.join(REPO_DIR, ".build", "release", "tessera")
 IIPSRV = "/usr/lib/iipimage-server/iipsrv.fcgi"
 TILE = 256
 TESSERA_PORT, LIGHTTPD_PORT, FCGI_PORT = 18080, 18081, 18082
+INSTANCE_PORTS, NGINX_PORT = (18083, 18084, 18085), 18086
 
 
 def pyramid(size):
@@ -88,7 +93,9 @@ fastcgi.server = ("/fcgi-bin/iipsrv.fcgi" => (("host" => "127.0.0.1", "port" => 
     return lighttpd, os.path.join(folder, "fcgi.pid")
 
 
-def run_wrk(base, paths, connections, duration, folder):
+def run_wrk(base, paths, connections, duration, folder, timeout=None):
+    """wrk cycling over `paths` (after `base`) on every connection; `timeout` (seconds) replaces wrk's 2 s before
+    a request counts as a socket error. Returns tiles/s, p50, p99, non-2xx responses and the socket errors."""
     script = os.path.join(folder, "urls.lua")
     host, prefix = base.split("/")[2], "/" + base.split("/", 3)[3]
     with open(script, "w") as file:
@@ -100,7 +107,8 @@ request = function()
 end
 ''')
     result = subprocess.run(["wrk", "-t", "2", "-c", str(connections), "-d", f"{duration}s", "--latency", "-s", script,
-                             f"http://{host}/"], capture_output=True, text=True)
+                             *(["--timeout", f"{timeout}s"] if timeout else []), f"http://{host}/"],
+                            capture_output=True, text=True, timeout=duration + 60)
     output = result.stdout
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
     latency = dict(re.findall(r"^\s+(50|99)%\s+([\d.]+\w+)", output, re.MULTILINE))
@@ -108,6 +116,49 @@ end
     socket_errors = re.search(r"Socket errors: (.*)", output)
     return rate, latency.get("50", "-"), latency.get("99", "-"), \
         (int(errors.group(1)) if errors else 0), (socket_errors.group(1) if socket_errors else "none")
+
+
+def deployment(tiff, paths, connections_list, duration, folder, tessera_binary):
+    """Rows of one instance direct, and three behind nginx without and with its proxy_cache."""
+    sys.path.insert(0, os.path.join(REPO_DIR, "Tests", "peers"))
+    from daemons import Nginx
+    name = os.path.basename(tiff)
+    instances = [subprocess.Popen([tessera_binary, "serve", tiff, "--port", str(port), "--quiet"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for port in INSTANCE_PORTS]
+    rows = []
+    try:
+        for port in INSTANCE_PORTS:
+            wait_for(f"http://127.0.0.1:{port}/iiif/{name}/info.json")
+        behind = f"http://127.0.0.1:{NGINX_PORT}/iiif/{name}/"
+        # (label, render-config's flags or None for no nginx, whether a first pass warms nginx's cache, base URL)
+        runs = [("one instance, direct", None, False, f"http://127.0.0.1:{INSTANCE_PORTS[0]}/iiif/{name}/"),
+                ("three instances behind nginx, no proxy_cache", ["--no-proxy-cache"], False, behind),
+                ("three instances behind nginx, proxy_cache (warm)", [], True, behind)]
+        for connections in connections_list:
+            for label, flags, warm, base in runs:
+                nginx = None
+                if flags is not None:
+                    config = subprocess.run([os.path.join(REPO_DIR, "deploy", "nginx", "render-config"), *flags,
+                                             "127.0.0.1:{port}", os.path.join(folder, "nginx-cache"),
+                                             *[f"127.0.0.1:{port}" for port in INSTANCE_PORTS]],
+                                            capture_output=True, text=True, check=True).stdout
+                    nginx = Nginx(os.path.join(folder, "nginx"), config, port=NGINX_PORT)
+                try:
+                    if warm:
+                        run_wrk(base, paths, connections, max(3, duration // 4), folder, timeout=30)
+                    rate, p50, p99, errors, socket_errors = run_wrk(base, paths, connections, duration, folder,
+                                                                    timeout=30)
+                finally:
+                    if nginx:
+                        nginx.stop()
+                rows.append((label, connections, rate, p50, p99, errors, socket_errors))
+                print(f"  {label}, {connections} connections: {rate:.0f} tiles/s, p50 {p50}, p99 {p99}, "
+                      f"{errors} errors, socket errors {socket_errors}", file=sys.stderr)
+    finally:
+        for instance in instances:
+            instance.terminate()
+            instance.wait()
+    return rows
 
 
 def main():
@@ -118,6 +169,8 @@ def main():
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--tessera", metavar="PATH", default=TESSERA, help="the tessera binary to serve with")
     parser.add_argument("--jp2", action="store_true", help="serve the sample as a tiled JP2, Tessera with --no-cache")
+    parser.add_argument("--deployment", action="store_true",
+                        help="one instance against three behind nginx (deploy/nginx/), with and without proxy_cache")
     args = parser.parse_args()
     if args.jp2:
         tiff = make_sample.cached_jp2(make_sample.cached_sample(WORK_DIR, {"quick": 4, "100mp": 100}[args.size]), "opj")
@@ -127,6 +180,12 @@ def main():
     paths = tile_paths(width, height)
     random.Random(1).shuffle(paths)
     folder = tempfile.mkdtemp(prefix="tessera-serve-bench-")
+    if args.deployment:
+        load = os.getloadavg()
+        rows = deployment(tiff, paths, list(map(int, args.connections.split(","))), args.duration, folder, args.tessera)
+        print(f"load average before the runs: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+        report(rows, paths, width, height, "pyramidal TIFF", args)
+        return
     name = os.path.basename(tiff)
     tessera = subprocess.Popen([args.tessera, "serve", tiff, "--port", str(TESSERA_PORT), "--quiet",
                                 *(["--no-cache"] if args.jp2 else [])],
@@ -152,7 +211,11 @@ def main():
         with open(pid_file) as file:
             for pid in file.read().split():
                 os.kill(int(pid), signal.SIGTERM)
-    kind = "tiled JP2 (1024-pixel codestream tiles)" if args.jp2 else "pyramidal TIFF"
+    report(rows, paths, width, height, "tiled JP2 (1024-pixel codestream tiles)" if args.jp2 else "pyramidal TIFF",
+           args)
+
+
+def report(rows, paths, width, height, kind, args):
     print(f"{len(paths)} {TILE}-pixel tile URLs of a {width}x{height} {kind}, "
           f"{args.duration} s per run, wrk with 2 threads on the same 2-core machine")
     header = ["server", "connections", "tiles/s", "p50", "p99", "non-2xx", "socket errors"]

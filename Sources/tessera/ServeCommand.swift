@@ -18,8 +18,11 @@ enum ServeCommand: Command {
             most as stored bytes.
             GET /stream/{identifier}/{size} sends the image, its longer side at most size pixels (or max), as a
             progressive JPEG while it is encoded (chunked): its first scans arrive before the last is encoded.
+            Several servers may share one --cache folder (on one machine or a shared file system): each pyramid is
+            built once, by whichever claims it first. Behind a proxy or load balancer, info.json ids and links
+            follow X-Forwarded-Proto, -Host and -Prefix, or --public-url; GET /health answers its checks.
             """,
-        options: [port, host, prefix, threads] + PyramidCacheOptions.all + [responseCache, web, quiet])
+        options: [port, host, prefix, publicURL, threads] + PyramidCacheOptions.all + [responseCache, maxAge, web, quiet])
 
     static let port = Option("port", .integer(in: 0...65_535), default: defaultPort, "TCP port; 0 picks a free one")
     /// The port unless `--port` says otherwise; `tile --layout iiif` writes ids for it.
@@ -27,6 +30,11 @@ enum ServeCommand: Command {
     static let host = Option("host", .text("ADDRESS"), default: "127.0.0.1", "IPv4 address to listen on")
     static let prefix = Option("prefix", .urlPrefix, default: IIIFService.Configuration().prefix,
                                "URL path before identifiers")
+    static let publicURL = Option("public-url", ValueKind.publicBase.optional,
+                                  default: .described("from each request's X-Forwarded-* headers and Host", nil),
+                                  "the address clients reach the server at, e.g. https://images.example.org/tiles")
+    static let maxAge = Option("max-age", .integer(in: 0...31_536_000), default: IIIFService.Configuration().cacheLifetime,
+                               "seconds clients, proxies and CDNs may keep info.json and images (Cache-Control)")
     static let responseCache = Option("response-cache", .byteSize, default: IIIFService.Configuration().responseCacheBytes,
                                       "most memory rendered responses are kept in (stored tiles are sent as they are)")
     static let threads = CommonOptions.threads("request threads", perCore: 2, upTo: 1024)
@@ -38,8 +46,12 @@ enum ServeCommand: Command {
         let paths = try arguments.positionals(exactly: 1, "PATH")
         var configuration = IIIFService.Configuration()
         configuration.prefix = arguments[prefix] == "/" ? "" : arguments[prefix]
-        configuration.cache = try PyramidCacheOptions.open(arguments)
+        configuration.cache = try PyramidCacheOptions.open(arguments) { line in
+            FileHandle.standardError.write(Data("tessera serve: \(line)\n".utf8))
+        }
         configuration.responseCacheBytes = arguments[responseCache]
+        configuration.cacheLifetime = arguments[maxAge]
+        configuration.publicBase = arguments[publicURL]
         let catalog: ImageCatalog
         do {
             catalog = try ImageCatalog(path: paths[0])
@@ -69,6 +81,8 @@ enum ServeCommand: Command {
         FileHandle.standardOutput.write(Data(banner.utf8))
         stopped.wait()
         server.stop()
+        // A pyramid build still running is abandoned: its temporary file and its lock go, for another to take up.
+        TemporaryFiles.shared.removeAll()
     }
 
     /// The viewer's files: `--web DIR` (which must hold them), else the `Web/` folder found from the executable up,
@@ -83,6 +97,14 @@ enum ServeCommand: Command {
         let warning = "tessera serve: no Web/ folder found from \(executable) up, so /view/ is off; pass --web DIR\n"
         FileHandle.standardError.write(Data(warning.utf8))
         return nil
+    }
+}
+
+extension ValueKind where Value == PublicBase {
+    /// An absolute http(s) URL without query or fragment: the address a server is reached at.
+    static var publicBase: Self {
+        ValueKind(placeholder: "URL", requirement: "be an http:// or https:// URL with a host and no query",
+                  read: { PublicBase(url: $0) }, show: { $0.url })
     }
 }
 

@@ -225,4 +225,27 @@ import Testing
     private func byteCount(_ name: String) throws -> Int {
         try FileManager.default.attributesOfItem(atPath: "\(folder)/images/\(name).jpg")[.size] as! Int
     }
+
+    /// Behind a proxy, ids follow its forwarded headers, or the configured public URL, which wins; images and
+    /// info.json carry the configured lifetime, and an image's tag does not depend on the host asked through.
+    @Test func idsFollowTheProxyOrThePublicURLAndTagsDoNotDependOnTheHost() throws {
+        _ = try image("proxied")
+        var configuration = IIIFService.Configuration()
+        configuration.cacheLifetime = 600
+        let service = IIIFService(catalog: try ImageCatalog(path: folder + "/images"), configuration: configuration)
+        let forwarded = ["host": "127.0.0.1:8001", "x-forwarded-proto": "https", "x-forwarded-host": "maps.example.org, inner",
+                         "x-forwarded-prefix": "/tiles/"]
+        let info = service.handle(HTTPRequest(method: "GET", path: "/iiif/proxied.jpg/info.json", headers: forwarded))
+        #expect(String(decoding: info.body, as: UTF8.self).contains("\"id\" : \"https://maps.example.org/tiles/iiif/proxied.jpg\""))
+        #expect(info.headers.contains { $0 == ("Cache-Control", "public, max-age=600") })
+        let tag = { (host: String) in
+            service.handle(HTTPRequest(method: "GET", path: "/iiif/proxied.jpg/0,0,256,256/256,/0/default.jpg",
+                                       headers: ["host": host])).headers.first { $0.0 == "ETag" }?.1
+        }
+        #expect(tag("a.example.org") != nil && tag("a.example.org") == tag("b.example.org"))
+        configuration.publicBase = PublicBase(url: "https://images.example.org/iiif-proxy/")
+        let configured = IIIFService(catalog: try ImageCatalog(path: folder + "/images"), configuration: configuration)
+        let answer = configured.handle(HTTPRequest(method: "GET", path: "/iiif/proxied.jpg/info.json", headers: forwarded))
+        #expect(String(decoding: answer.body, as: UTF8.self).contains("\"id\" : \"https://images.example.org/iiif-proxy/iiif/proxied.jpg\""))
+    }
 }

@@ -137,4 +137,29 @@ import Tessera
         let site = Site(service: IIIFService(catalog: try ImageCatalog(path: images)), viewer: nil, extraRoutes: [route])
         #expect(get("/stream/a", from: site).body == Array("streamed\n".utf8))
     }
+
+    @Test func healthAnswersLoadBalancersAndFailsWhileDraining() throws {
+        let healthy = get("/health", from: try site())
+        #expect(healthy.status == 200 && healthy.body == Array("{\"status\":\"ok\"}\n".utf8))
+        #expect(header("Cache-Control", of: healthy) == "no-store")
+        let draining = Site(service: IIIFService(catalog: try ImageCatalog(path: images)), viewer: nil, isDraining: { true })
+        #expect(get("/health", from: draining).status == 503)
+    }
+
+    @Test func pagesLinksStartWithTheProxysPrefix() throws {
+        let site = try site()
+        let headers = ["x-forwarded-prefix": "/tiles"]
+        let page = String(decoding: get("/view/a%20b.jpg", from: site, headers: headers).body, as: UTF8.self)
+        #expect(page.contains("data-src=\"/tiles/iiif/a%20b.jpg/info.json\""))
+        let front = String(decoding: get("/", from: site, headers: headers).body, as: UTF8.self)
+        #expect(!front.contains("href=\"/iiif") && !front.contains("href=\"/view"))
+    }
+
+    @Test func aPublicURLIsAnAbsoluteHTTPURL() {
+        #expect(PublicBase(url: "https://Maps.example.org:8443/tiles/") == PublicBase(origin: "https://Maps.example.org:8443", path: "/tiles"))
+        #expect(PublicBase(url: "http://example.org")?.url == "http://example.org")
+        for bad in ["example.org", "ftp://example.org", "https://", "https://example.org/?a=1", "https://example.org/#x", ""] {
+            #expect(PublicBase(url: bad) == nil, "\(bad)")
+        }
+    }
 }

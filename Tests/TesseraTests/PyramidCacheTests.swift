@@ -82,4 +82,127 @@ import Testing
         cache.waitUntilIdle()
         #expect(try pyramid(cache, path) == nil)
     }
+
+    /// Sets the modification time of `path` to `seconds` ago.
+    private func age(_ path: String, by seconds: Int) {
+        let past = time(nil) - seconds
+        var times = utimbuf(actime: past, modtime: past)
+        utime(path, &times)
+    }
+
+    @Test func oneProcessHoldsALockUntilItReleasesIt() throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let lock = folder + "/image.lock"
+        let first = BuildLocks(timeout: 10), second = BuildLocks(timeout: 10)
+        #expect(first.claim(lock))
+        #expect(!second.claim(lock))
+        #expect(!first.claim(lock))
+        first.release(lock)
+        #expect(!FileManager.default.fileExists(atPath: lock))
+        #expect(second.claim(lock))
+        second.release(lock)
+    }
+
+    @Test func aHeartbeatKeepsALockFreshAndAStaleOneIsTakenOver() throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let lock = folder + "/image.lock"
+        let holder = BuildLocks(timeout: 0.4), other = BuildLocks(timeout: 0.4)
+        #expect(holder.claim(lock))
+        Thread.sleep(forTimeInterval: 1)
+        #expect(other.isHeld(lock))
+        #expect(!other.claim(lock))
+        holder.release(lock)
+        // A lock whose process died: no heartbeat for longer than the timeout.
+        FileManager.default.createFile(atPath: lock, contents: Data("elsewhere 1\n".utf8))
+        age(lock, by: 5)
+        #expect(!other.isHeld(lock))
+        #expect(other.claim(lock))
+        #expect(other.isHeld(lock))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["image.lock"])
+        other.release(lock)
+    }
+
+    @Test func startingRemovesWhatDeadBuildsLeftButNotALiveBuildsFiles() throws {
+        let cacheFolder = folder + "/cache"
+        try FileManager.default.createDirectory(atPath: cacheFolder, withIntermediateDirectories: true)
+        func file(_ name: String, agedBy seconds: Int) -> String {
+            let path = "\(cacheFolder)/\(name)"
+            FileManager.default.createFile(atPath: path, contents: Data(count: 100))
+            age(path, by: seconds)
+            return path
+        }
+        let deadLock = file("dead.lock", agedBy: 60), deadTemporary = file(".dead.tif.tessera-AbC123", agedBy: 60)
+        let deadPreview = file(".dead.preview.tif.tessera-XyZ789", agedBy: 60)
+        let liveLock = file("live.lock", agedBy: 0), liveTemporary = file(".live.tif.tessera-QwE456", agedBy: 60)
+        let finished = file("done.tif", agedBy: 60)
+        _ = try PyramidCache(folder: cacheFolder, lockTimeout: 10)
+        for path in [deadLock, deadTemporary, deadPreview] { #expect(!FileManager.default.fileExists(atPath: path)) }
+        for path in [liveLock, liveTemporary, finished] { #expect(FileManager.default.fileExists(atPath: path)) }
+    }
+
+    @Test func processesSharingAFolderBuildEachPyramidOnce() throws {
+        let path = try image("shared")
+        let builder = try PyramidCache(folder: folder + "/cache", minimumSide: 1)
+        let other = try PyramidCache(folder: folder + "/cache", minimumSide: 1)
+        let release = DispatchSemaphore(value: 0)
+        builder.fullBuilds.async { release.wait() }
+        #expect(try pyramids(builder, path)?.full == nil)
+        // The other process finds the build claimed: it builds nothing and reads the image meanwhile.
+        #expect(try pyramids(other, path)?.full == nil)
+        other.waitUntilIdle()
+        release.signal()
+        builder.waitUntilIdle()
+        let built = try #require(try pyramid(other, path))
+        #expect(try ImageSource(path: built).properties.size == Size(width: 600, height: 400))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder + "/cache") == [(built as NSString).lastPathComponent])
+    }
+
+    @Test func aStaleBuildsLockAndTemporaryFilesAreTakenOver() throws {
+        let path = try image("taken")
+        let cache = try PyramidCache(folder: folder + "/cache", minimumSide: 1, lockTimeout: 1)
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        let stem = PyramidCache.fileStem(in: folder + "/cache", path: path, modified: attributes[.modificationDate] as! Date,
+                                         size: attributes[.size] as! Int)
+        // A process died mid-build a moment ago: its lock and temporary file are still fresh.
+        FileManager.default.createFile(atPath: stem + ".lock", contents: Data("elsewhere 1\n".utf8))
+        let name = (stem as NSString).lastPathComponent
+        let temporary = "\(folder)/cache/.\(name).tif.tessera-Dead01"
+        FileManager.default.createFile(atPath: temporary, contents: Data(count: 1000))
+        #expect(try pyramids(cache, path)?.full == nil)
+        cache.waitUntilIdle()
+        #expect(!FileManager.default.fileExists(atPath: stem + ".tif"))
+        Thread.sleep(forTimeInterval: 1.2)
+        #expect(try pyramids(cache, path)?.full == nil)
+        cache.waitUntilIdle()
+        #expect(!FileManager.default.fileExists(atPath: temporary))
+        #expect(!FileManager.default.fileExists(atPath: stem + ".lock"))
+        #expect(try pyramid(cache, path) == stem + ".tif")
+    }
+
+    @Test func temporaryFilesOfBuildsCountAgainstTheLimit() throws {
+        let path = try image("counted")
+        let unlimited = try PyramidCache(folder: folder + "/cache", minimumSide: 1)
+        _ = try pyramid(unlimited, path)
+        unlimited.waitUntilIdle()
+        let built = try #require(try pyramid(unlimited, path))
+        let size = try FileManager.default.attributesOfItem(atPath: built)[.size] as! Int
+        // Another build in progress (its temporary file, its lock fresh) takes the room the pyramid had.
+        FileManager.default.createFile(atPath: folder + "/cache/other.lock", contents: nil)
+        FileManager.default.createFile(atPath: folder + "/cache/.other.tif.tessera-Live01", contents: Data(count: size))
+        let second = try image("second")
+        let cache = try PyramidCache(folder: folder + "/cache", limit: size * 5 / 2, minimumSide: 1)
+        Thread.sleep(forTimeInterval: 1.1)
+        _ = try pyramid(cache, second)
+        cache.waitUntilIdle()
+        #expect(!FileManager.default.fileExists(atPath: built))
+        #expect(FileManager.default.fileExists(atPath: folder + "/cache/.other.tif.tessera-Live01"))
+    }
+
+    @Test func anUnwritableCacheFolderIsAOneLineError() throws {
+        try FileManager.default.createDirectory(atPath: folder + "/locked", withIntermediateDirectories: true)
+        chmod(folder + "/locked", 0o500)
+        defer { chmod(folder + "/locked", 0o700) }
+        guard getuid() != 0 else { return }  // root writes anywhere
+        #expect(throws: TesseraError.self) { try PyramidCache(folder: folder + "/locked") }
+    }
 }

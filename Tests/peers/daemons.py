@@ -1,6 +1,7 @@
 """What the tests that start real daemons share: a free loopback port, a bounded wait, and nginx run from a
 configuration of the test's own in a temporary prefix, in the foreground so that the PID the test holds is the
 master's and stopping it stops exactly what was started."""
+import os
 import shutil
 import signal
 import socket
@@ -63,8 +64,10 @@ class Nginx:
             (self.root / folder).mkdir(parents=True, exist_ok=True)
         temp = self.root / "temp"
         config = self.root / "nginx.conf"
+        # Run as root (a container, CI), nginx's workers would be nobody, who cannot enter the test's temporary folders.
+        user = "user root;\n" if os.geteuid() == 0 else ""
         config.write_text(f"""daemon off;
-master_process on;
+{user}master_process on;
 worker_processes 2;
 pid {self.root}/nginx.pid;
 error_log {self.root}/logs/error.log warn;

@@ -12,7 +12,7 @@ final class AtomicFile {
     init(path: String) throws {
         let url = URL(fileURLWithPath: path)
         let folder = url.deletingLastPathComponent().path
-        var template = Array("\(folder)/.\(url.lastPathComponent).tessera-XXXXXX".utf8CString)
+        var template = Array("\(folder)/.\(url.lastPathComponent)\(Self.temporaryMarker)XXXXXX".utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard descriptor >= 0 else {
             throw TesseraError.io(path: path, detail: "cannot create a file in \(folder): "
@@ -23,6 +23,17 @@ final class AtomicFile {
         self.temporaryPath = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
         self.handle = fdopen(descriptor, "wb")
         TemporaryFiles.shared.insert(temporaryPath)
+    }
+
+    /// What a temporary name carries between the target's name and its random suffix.
+    private static let temporaryMarker = ".tessera-"
+
+    /// The name of the file a temporary file named `name` (a name in a folder, no slashes) was being written
+    /// for, or nil when `name` is not one of `AtomicFile`'s temporary names.
+    static func target(ofTemporaryName name: String) -> String? {
+        guard name.hasPrefix("."), let marker = name.range(of: temporaryMarker, options: .backwards) else { return nil }
+        let target = name[name.index(after: name.startIndex)..<marker.lowerBound]
+        return target.isEmpty ? nil : String(target)
     }
 
     deinit {

@@ -54,7 +54,8 @@ public final class HTTPServer: Sendable {
     public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
 
     /// The request headers copied into `HTTPRequest.headers`.
-    static let headerNames = ["host", "if-none-match", "if-modified-since", "accept", "origin", "x-forwarded-proto"]
+    static let headerNames = ["host", "if-none-match", "if-modified-since", "accept", "origin", "x-forwarded-proto",
+                              "x-forwarded-host", "x-forwarded-prefix"]
 
     private let handler: Handler
     private let daemon = Mutex<Daemon?>(nil)

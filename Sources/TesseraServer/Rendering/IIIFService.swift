@@ -17,9 +17,15 @@ public final class IIIFService: Sendable {
         public var cache: PyramidCache?
         /// The most memory rendered responses are kept in (`ResponseCache`), in bytes.
         public var responseCacheBytes = 128 << 20
+        /// How long clients, proxies and CDNs may keep info.json and images without asking again, in seconds
+        /// (`Cache-Control: public, max-age=...`).
+        public var cacheLifetime = 86_400
+        /// The address clients reach the server at, when configured (`--public-url`); else each request's
+        /// forwarded headers and Host say it.
+        public var publicBase: PublicBase?
 
         /// The defaults: `/iiif`, 256-pixel tiles, responses of at most 25 MP, JPEG quality 85, no pyramid cache,
-        /// 128 MiB of rendered responses.
+        /// 128 MiB of rendered responses kept a day, the address from each request.
         public init() {}
     }
 
@@ -68,7 +74,8 @@ public final class IIIFService: Sendable {
             case 2 where segments[1] == "info.json":
                 return try info(path: path, id: base, request: request)
             case 5:
-                return try image(path: path, base: base, segments: Array(segments[1...]), request: request)
+                return try image(path: path, encodedIdentifier: encodedIdentifier, base: base, segments: Array(segments[1...]),
+                                 request: request)
             default:
                 throw IIIFError.badRequest("expected {identifier}/{region}/{size}/{rotation}/{quality}.{format}")
             }
@@ -83,10 +90,10 @@ public final class IIIFService: Sendable {
         }
     }
 
-    /// `scheme://host/prefix`, from the request's Host header so `id` matches the URL the client used.
+    /// `scheme://host/path/prefix`, from the public base (configured, or the request's forwarded headers and
+    /// Host) so that `id` matches the URL the client used, through a proxy or not.
     private func baseURI(for request: HTTPRequest) -> String {
-        let scheme = request.headers["x-forwarded-proto"] ?? "http"
-        return "\(scheme)://\(request.headers["host"] ?? "localhost")\(configuration.prefix)"
+        PublicBase.of(request, configured: configuration.publicBase).url + configuration.prefix
     }
 
     private func info(path: String, id: String, request: HTTPRequest) throws -> HTTPResponse {
@@ -98,7 +105,7 @@ public final class IIIFService: Sendable {
         return validators(image: image, tag: "info " + id).respond(to: request) { (document.json, IIIFInfo.contentType) }
     }
 
-    private func image(path: String, base: String, segments: [String], request: HTTPRequest) throws -> HTTPResponse {
+    private func image(path: String, encodedIdentifier: String, base: String, segments: [String], request: HTTPRequest) throws -> HTTPResponse {
         let parsed = try IIIFRequest(region: segments[0], size: segments[1], rotation: segments[2],
                                      qualityAndFormat: segments[3])
         guard IIIFRenderer.knownFormats.contains(parsed.format) else {
@@ -116,7 +123,8 @@ public final class IIIFService: Sendable {
         let maxSize = IIIFRequest.maxSize(of: resolved.region.size, limits: configuration.limits, upscale: false)
         let canonicalPath = resolved.canonicalPath(imageSize: size, maxSize: maxSize)
         let canonical = base + "/" + canonicalPath
-        var response = try validators(image: image, tag: canonical).respond(to: request) {
+        // The tag names the image and the request, not the host asked through: caches share it across addresses.
+        var response = try validators(image: image, tag: encodedIdentifier + "/" + canonicalPath).respond(to: request) {
             if let stored = try storedTile(for: resolved, in: image) { return (stored, "image/jpeg") }
             let preview = image.current.preview.flatMap { reduction >= PyramidCache.previewFactor ? $0 : nil }
             let source = preview ?? image.source
@@ -171,9 +179,10 @@ public final class IIIFService: Sendable {
     static let codestreamTileSizes = 128...2048
 
     /// The validators of a response about `image`: a strong tag from the file's size and time and what was asked
-    /// of it (`tag`), kept a day by clients and caches.
+    /// of it (`tag`), kept `cacheLifetime` seconds by clients, proxies and CDNs.
     private func validators(image: OpenImages.Image, tag: String) -> ConditionalGET {
         ConditionalGET(identity: "\(image.size) \(image.modified.timeIntervalSince1970) \(tag)", lastModified: image.modified,
-                       cacheControl: "public, max-age=86400")
+                       cacheControl: "public, max-age=\(configuration.cacheLifetime)")
     }
+
 }

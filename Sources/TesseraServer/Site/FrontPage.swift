@@ -18,10 +18,11 @@ struct FrontPage: Sendable {
     /// Whether the viewer's pages are served (images then link to them).
     let hasViewer: Bool
 
-    /// The page for `folder` (relative to the catalog's root, "" for the root), or a 404 when there is none.
-    func response(folder: String) -> HTTPResponse {
+    /// The page for `folder` (relative to the catalog's root, "" for the root), or a 404 when there is none; its
+    /// links start with `root`, the path a proxy puts before the server's ("" when there is none).
+    func response(folder: String, root: String) -> HTTPResponse {
         guard let contents = catalog.folder(folder) else { return .text(404, "no folder '\(folder)'") }
-        let cards = contents.folders.map(folderCard) + contents.images.map(imageCard)
+        let cards = contents.folders.map { folderCard($0, root: root) } + contents.images.map { imageCard($0, root: root) }
         let count = "\(contents.images.count) image\(contents.images.count == 1 ? "" : "s")"
             + (contents.folders.isEmpty ? "" : ", \(contents.folders.count) folder\(contents.folders.count == 1 ? "" : "s")")
         let html = """
@@ -35,7 +36,7 @@ struct FrontPage: Sendable {
             <style>\(Self.style)</style>
             </head>
             <body>
-            <header><nav>\(breadcrumbs(folder))</nav><p>\(count)</p></header>
+            <header><nav>\(breadcrumbs(folder, root: root))</nav><p>\(count)</p></header>
             <ul class="grid">
             \(cards.joined(separator: "\n"))
             </ul>
@@ -55,28 +56,28 @@ struct FrontPage: Sendable {
     }
 
     /// Links to the root and to each folder above `folder`, the last one (this page) as plain text.
-    private func breadcrumbs(_ folder: String) -> String {
+    private func breadcrumbs(_ folder: String, root: String) -> String {
         let segments = folder.split(separator: "/").map(String.init)
-        var links = [segments.isEmpty ? "<strong>Tessera</strong>" : "<a href=\"/\">Tessera</a>"]
+        var links = [segments.isEmpty ? "<strong>Tessera</strong>" : "<a href=\"\(root)/\">Tessera</a>"]
         for index in segments.indices {
             let name = escapeHTML(segments[index])
             links.append(index == segments.count - 1 ? "<strong>\(name)</strong>"
-                : "<a href=\"\(Self.browsePath(segments[...index].joined(separator: "/")))\">\(name)</a>")
+                : "<a href=\"\(root)\(Self.browsePath(segments[...index].joined(separator: "/")))\">\(name)</a>")
         }
         return links.joined(separator: " / ")
     }
 
-    private func folderCard(_ folder: String) -> String {
+    private func folderCard(_ folder: String, root: String) -> String {
         let name = escapeHTML(ImageCatalog.lastComponent(of: folder))
-        return "<li class=\"folder\"><a href=\"\(Self.browsePath(folder))\"><span class=\"icon\"></span>"
+        return "<li class=\"folder\"><a href=\"\(root)\(Self.browsePath(folder))\"><span class=\"icon\"></span>"
             + "<span class=\"name\">\(name)/</span></a></li>"
     }
 
     /// A card for one image: its thumbnail, name, size and format, or what is wrong with it.
-    private func imageCard(_ identifier: String) -> String {
+    private func imageCard(_ identifier: String, root: String) -> String {
         let encoded = Self.encode(identifier)
         let name = escapeHTML(ImageCatalog.lastComponent(of: identifier))
-        let info = "\(prefix)/\(encoded)/info.json"
+        let info = "\(root)\(prefix)/\(encoded)/info.json"
         let properties: ImageProperties
         do {
             guard let path = catalog.file(for: identifier) else { throw IIIFError.notFound("gone") }
@@ -85,14 +86,14 @@ struct FrontPage: Sendable {
             return "<li class=\"image broken\"><span class=\"thumb\"></span><span class=\"name\">\(name)</span>"
                 + "<span class=\"meta\">\(escapeHTML("\(error)"))</span></li>"
         }
-        let target = hasViewer ? "/view/\(encoded)" : info
+        let target = hasViewer ? "\(root)/view/\(encoded)" : info
         let thumbnail = thumbnailSize(properties.size)
         let links = ["<a href=\"\(info)\">info.json</a>"]
-            + (hasViewer ? ["<a href=\"/web/progressive.html?id=\(encoded)\">progressive</a>"] : [])
+            + (hasViewer ? ["<a href=\"\(root)/web/progressive.html?id=\(encoded)\">progressive</a>"] : [])
         return """
             <li class="image"><a class="thumb" href="\(target)"><img loading="lazy" decoding="async" alt="" \
             width="\(thumbnail.size.width)" height="\(thumbnail.size.height)" \
-            src="\(prefix)/\(encoded)/full/\(thumbnail.request)/0/default.jpg"></a>\
+            src="\(root)\(prefix)/\(encoded)/full/\(thumbnail.request)/0/default.jpg"></a>\
             <a class="name" href="\(target)" title="\(escapeHTML(identifier))">\(name)</a>\
             <span class="meta">\(properties.width.grouped) &times; \(properties.height.grouped) \
             &middot; \(properties.format.displayName)</span><span class="links">\(links.joined(separator: " "))</span></li>

@@ -9,9 +9,12 @@ import Foundation
 /// /view/{identifier}  -> ViewerAssets.page  (the viewer opened on that image's info.json)
 /// /view?src=URL       -> ViewerAssets.page  (the viewer opens any info.json or .dzi; the page reads the query)
 /// /, /browse/{folder}/ -> FrontPage        (a folder's images as a grid of thumbnails, and its subfolders)
+/// /health             -> a load balancer's check: 200 and `{"status":"ok"}`, or 503 while draining
 /// ```
 ///
-/// Routes are tried in order; a new kind of path is one more `Route` in `routes`. Every response carries
+/// Behind a proxy the pages' links start with the path it puts before the server's (`PublicBase`).
+///
+/// Routes are tried in order (`/health` first, whatever the prefix); a new kind of path is one more `Route` in `routes`. Every response carries
 /// `Access-Control-Allow-Origin: *`.
 public struct Site: Sendable {
     /// One kind of path: whether a path is of that kind, and how to answer it.
@@ -37,18 +40,32 @@ public struct Site: Sendable {
     public let viewer: ViewerAssets?
     /// The routes, tried in order.
     public let routes: [Route]
+    /// Whether the server is draining (finishing what is in flight before it stops): `/health` then answers 503
+    /// so that load balancers send new requests elsewhere.
+    public let isDraining: @Sendable () -> Bool
     /// The front page and the folders' pages.
     let frontPage: FrontPage
 
-    /// A site serving `service`, the viewer from `viewer`, and `extraRoutes` tried before the built-in ones.
-    public init(service: IIIFService, viewer: ViewerAssets?, extraRoutes: [Route] = []) {
+    /// A site serving `service`, the viewer from `viewer`, and `extraRoutes` tried before the built-in ones;
+    /// `/health` fails while `isDraining` says so.
+    public init(service: IIIFService, viewer: ViewerAssets?, extraRoutes: [Route] = [],
+                isDraining: @escaping @Sendable () -> Bool = { false }) {
         self.service = service
         self.viewer = viewer
+        self.isDraining = isDraining
         streams = ProgressiveStreamService(catalog: service.catalog)
         let prefix = service.configuration.prefix
         frontPage = FrontPage(catalog: service.catalog, prefix: prefix, limits: service.configuration.limits,
                               hasViewer: viewer != nil)
         routes = extraRoutes + [
+            Route(matches: { $0 == "/health" }) { site, request in
+                site.getOnly(request) {
+                    let draining = site.isDraining()
+                    return HTTPResponse(status: draining ? 503 : 200,
+                                        headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")],
+                                        body: Array((draining ? "{\"status\":\"draining\"}\n" : "{\"status\":\"ok\"}\n").utf8))
+                }
+            },
             Route(matches: { $0.hasPrefix(prefix + "/") }) { site, request in site.service.handle(request) },
             Route(matches: { $0.hasPrefix(ProgressiveStreamService.prefix) }) { site, request in
                 site.streams.handle(request)
@@ -58,7 +75,9 @@ public struct Site: Sendable {
             },
             Route(matches: { $0 == "/view" || $0.hasPrefix("/view/") }) { site, request in site.viewerPage(request) },
             Route(matches: { FrontPage.folder(fromPath: $0) != nil }) { site, request in
-                site.getOnly(request) { site.frontPage.response(folder: FrontPage.folder(fromPath: request.path) ?? "") }
+                site.getOnly(request) {
+                    site.frontPage.response(folder: FrontPage.folder(fromPath: request.path) ?? "", root: site.root(of: request))
+                }
             },
         ]
     }
@@ -76,13 +95,20 @@ public struct Site: Sendable {
     private func viewerPage(_ request: HTTPRequest) -> HTTPResponse {
         withViewer(request) { viewer in
             let encoded = request.path.dropFirst("/view/".count)
-            guard !encoded.isEmpty else { return viewer.page(source: nil, request: request) }
+            let root = root(of: request)
+            guard !encoded.isEmpty else { return viewer.page(source: nil, root: root, request: request) }
             guard let identifier = String(encoded).removingPercentEncoding,
                   service.catalog.file(for: identifier) != nil else {
                 return .text(404, "no image '\(encoded)'")
             }
-            return viewer.page(source: "\(service.configuration.prefix)/\(encoded)/info.json", request: request)
+            return viewer.page(source: "\(root)\(service.configuration.prefix)/\(encoded)/info.json", root: root,
+                               request: request)
         }
+    }
+
+    /// The path a proxy puts before the server's own, "" when there is none: the pages' links start with it.
+    private func root(of request: HTTPRequest) -> String {
+        PublicBase.of(request, configured: service.configuration.publicBase).path
     }
 
     /// `body(viewer)` for a GET or HEAD when the viewer's files were found; a 404 saying how to find them if not.

@@ -55,11 +55,13 @@ public struct ViewerAssets: Sendable {
 
     /// The viewer page opening `source` (an info.json or .dzi address, absolute or relative to the page), or
     /// opening whatever the page's `?src=` query names when `source` is nil. The source is also preloaded from the
-    /// page's head, so it arrives while the scripts load rather than after them.
-    func page(source: String?, request: HTTPRequest) -> HTTPResponse {
+    /// page's head, so it arrives while the scripts load rather than after them. The page's links to the viewer's
+    /// files start with `root`, the path a proxy puts before the server's ("" when there is none).
+    func page(source: String?, root: String, request: HTTPRequest) -> HTTPResponse {
         let path = folder + "/" + Self.pageName
         guard var html = FileManager.default.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) })
         else { return .text(404, "not found") }
+        if !root.isEmpty { html = html.replacingOccurrences(of: "=\"/web/", with: "=\"\(escapeHTML(root))/web/") }
         if let source {
             let escaped = escapeHTML(source)
             html = html.replacingOccurrences(of: "data-src=\"\"", with: "data-src=\"\(escaped)\"")

@@ -10,6 +10,12 @@ import Synchronization
 /// image, however many requests ask; keyed by path, size and modification time, so a changed file gets a new
 /// pyramid; the least recently used pyramids are removed beyond the size limit. `source(for:...)` is what readers
 /// call (the server and the native viewer): what to read the image from now.
+///
+/// The folder may be shared by several processes (on one machine, or over a shared file system where they see
+/// the images at the same paths): each pyramid is built by whichever claims its lock first (`BuildLocks`), the
+/// others read the image by regions (and the preview, once there) meanwhile and the pyramid once it appears. A
+/// build's temporary files never outlive it: removed when it fails, counted against the limit while it runs,
+/// and, left by a process that died, removed at start-up or when its stale lock is taken over (`CacheFolder`).
 public final class PyramidCache: Sendable {
     /// The cached pyramids of one image: the full one once it is built; until then the preview once that is.
     struct Pyramids: Sendable, Equatable {
@@ -51,6 +57,8 @@ public final class PyramidCache: Sendable {
     public static let previewFactor = 8
     /// The most bytes the cached pyramids take together unless told otherwise: 8 GiB.
     public static let defaultLimit = 8 << 30
+    /// Seconds without a heartbeat after which a build's lock is taken to be a dead process's, unless told otherwise.
+    public static let defaultLockTimeout = 10
 
     /// The folder the pyramids are kept in.
     public let folder: String
@@ -58,6 +66,10 @@ public final class PyramidCache: Sendable {
     public let limit: Int
     /// Images smaller than this on both sides are read directly; their tiles are cheap without a pyramid.
     public let minimumSide: Int
+    /// The folder's files as a whole: leftovers of dead builds, the size limit.
+    private let contents: CacheFolder
+    /// Told a line about each finished or failed build, e.g. for a server's log.
+    private let log: @Sendable (String) -> Void
     private let building = Mutex<Set<String>>([])
     /// The previews being built or queued, by file: a group that is left when the preview is done.
     private let pendingPreviews = Mutex<[String: DispatchGroup]>([:])
@@ -69,13 +81,25 @@ public final class PyramidCache: Sendable {
         (ProcessInfo.processInfo.environment["XDG_CACHE_HOME"] ?? NSHomeDirectory() + "/.cache") + "/tessera"
     }
 
-    /// A cache in `folder` (created if missing) holding at most `limit` bytes, for images of `minimumSide` pixels
-    /// or more on a side.
-    public init(folder: String, limit: Int = defaultLimit, minimumSide: Int = 4096) throws {
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    /// A cache in `folder` (created if missing; what dead builds left in it is removed) holding at most `limit`
+    /// bytes, for images of `minimumSide` pixels or more on a side; a build's lock whose heartbeat stopped
+    /// `lockTimeout` seconds ago is taken over. `log` is told a line about each build that finishes or fails.
+    public init(folder: String, limit: Int = defaultLimit, minimumSide: Int = 4096,
+                lockTimeout: Double = Double(defaultLockTimeout), log: @escaping @Sendable (String) -> Void = { _ in }) throws {
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        } catch {
+            throw TesseraError.io(path: folder, detail: "cannot create the cache folder")
+        }
+        guard access(folder, W_OK | X_OK) == 0 else {
+            throw TesseraError.io(path: folder, detail: "the cache folder is not writable")
+        }
         self.folder = folder
         self.limit = limit
         self.minimumSide = minimumSide
+        self.log = log
+        contents = CacheFolder(path: folder, locks: BuildLocks(timeout: lockTimeout))
+        contents.removeLeftovers()
     }
 
     /// The cached pyramids of `source` built so far, starting their build (once) when none is running; nil for
@@ -89,26 +113,55 @@ public final class PyramidCache: Sendable {
             utime(file, nil)  // most recently used
             return Pyramids(full: file)
         }
-        let started = building.withLock { $0.insert(file).inserted }
-        if started {
-            let previewDone = DispatchGroup()
-            previewDone.enter()
-            pendingPreviews.withLock { $0[preview] = previewDone }
-            previewBuilds.async { [self] in
-                if !FileManager.default.fileExists(atPath: preview) {
-                    try? build(source, scale: Self.previewFactor, into: preview)
-                }
-                pendingPreviews.withLock { $0[preview] = nil }
-                previewDone.leave()
-                fullBuilds.async { [self] in
-                    defer { _ = building.withLock { $0.remove(file) } }
-                    try? build(source, scale: 1, into: file)
-                    try? FileManager.default.removeItem(atPath: preview)
-                    evictBeyondLimit()
-                }
+        let lock = CacheFolder.lock(ofStem: base)
+        // One build per image in this process, and in all the processes sharing the folder by its lock.
+        let claimed = building.withLock { building in
+            guard !building.contains(file), contents.locks.claim(lock) else { return false }
+            building.insert(file)
+            return true
+        }
+        if claimed {
+            // The pyramid may have appeared between the look above and the claim: a build that just finished.
+            if FileManager.default.fileExists(atPath: file) {
+                finish(file: file, lock: lock)
+                return Pyramids(full: file)
             }
+            contents.removeTemporaryFiles(ofStem: base)
+            startBuilds(of: source, path: path, file: file, preview: preview, lock: lock)
         }
         return Pyramids(preview: FileManager.default.fileExists(atPath: preview) ? preview : nil)
+    }
+
+    /// Builds the preview, then the full pyramid, of `source` (the image at `path`), holding `lock` until done.
+    private func startBuilds(of source: ImageSource, path: String, file: String, preview: String, lock: String) {
+        let previewDone = DispatchGroup()
+        previewDone.enter()
+        pendingPreviews.withLock { $0[preview] = previewDone }
+        previewBuilds.async { [self] in
+            if !FileManager.default.fileExists(atPath: preview) {
+                try? build(source, scale: Self.previewFactor, into: preview)
+            }
+            pendingPreviews.withLock { $0[preview] = nil }
+            previewDone.leave()
+            fullBuilds.async { [self] in
+                defer { finish(file: file, lock: lock) }
+                let start = Date()
+                do {
+                    try build(source, scale: 1, into: file)
+                    log("built the pyramid of \(path) in \(String(format: "%.1f", Date().timeIntervalSince(start))) s")
+                } catch {
+                    log("the pyramid of \(path) was not built: \(error)")
+                }
+                try? FileManager.default.removeItem(atPath: preview)
+                contents.evict(limit: limit)
+            }
+        }
+    }
+
+    /// Ends this process's build of `file`: its lock released.
+    private func finish(file: String, lock: String) {
+        contents.locks.release(lock)
+        _ = building.withLock { $0.remove(file) }
     }
 
     /// What to read `file` (the image at `path`, with the file's modification time and size in bytes) from now,
@@ -158,23 +211,6 @@ public final class PyramidCache: Sendable {
         let sink = try PyramidalTIFFSink(path: file, plan: plan, pixelFormat: reader.format.with(bitDepth: 8),
                                          options: options, levelStorage: .pages)
         _ = try PyramidBuilder(plan: plan, sink: sink, options: options).build(from: reader)
-    }
-
-    /// Removes the least recently used pyramids until the rest fit the limit.
-    private func evictBeyondLimit() {
-        let files = FileManager.default
-        guard let names = try? files.contentsOfDirectory(atPath: folder) else { return }
-        var entries = names.filter { $0.hasSuffix(".tif") }.compactMap { name -> (String, Int, Date)? in
-            let path = "\(folder)/\(name)"
-            guard let attributes = try? files.attributesOfItem(atPath: path) else { return nil }
-            return (path, attributes[.size] as? Int ?? 0, attributes[.modificationDate] as? Date ?? .distantPast)
-        }
-        entries.sort { $0.2 < $1.2 }
-        var total = entries.reduce(0) { $0 + $1.1 }
-        for (path, bytes, _) in entries where total > limit {
-            try? files.removeItem(atPath: path)
-            total -= bytes
-        }
     }
 
     /// The cache's files for the image, without their extension: named from its path, size and modification time.
