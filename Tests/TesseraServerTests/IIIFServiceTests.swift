@@ -27,11 +27,11 @@ import Testing
         return path
     }
 
-    private func get(_ service: IIIFService, _ path: String) -> HTTPResponse {
+    private func get(_ service: IIIFService, _ path: String) -> TesseraServer.HTTPResponse {
         service.handle(HTTPRequest(method: "GET", path: path, headers: ["host": "example.org"]))
     }
 
-    private func pixels(_ response: HTTPResponse) throws -> ImageBuffer {
+    private func pixels(_ response: TesseraServer.HTTPResponse) throws -> ImageBuffer {
         #expect(response.status == 200)
         return try ImageSource(bytes: response.body).makeReader().readAll()
     }

@@ -35,11 +35,11 @@ import Tessera
              viewer: viewer ? try ViewerAssets(folder: web) : nil)
     }
 
-    private func get(_ path: String, from site: Site, headers: [String: String] = [:]) -> HTTPResponse {
+    private func get(_ path: String, from site: Site, headers: [String: String] = [:]) -> TesseraServer.HTTPResponse {
         site.handle(HTTPRequest(method: "GET", path: path, headers: headers))
     }
 
-    private func header(_ name: String, of response: HTTPResponse) -> String? {
+    private func header(_ name: String, of response: TesseraServer.HTTPResponse) -> String? {
         response.headers.first { $0.0 == name }?.1
     }
 

@@ -13,12 +13,17 @@ public struct HTTPRequest: Sendable {
     public var range: Range<Int>?
     /// Extra request headers, in order, as `name: value` pairs (e.g. `If-Match`).
     public var headers: [HTTPHeader]
+    /// How the request is signed (by libcurl), or nil to send it unsigned. A URL that carries its own signature
+    /// (presigned: `X-Amz-Signature` in its query) is never signed again.
+    public var signing: AWSSigning?
 
-    public init(url: String, method: Method = .get, range: Range<Int>? = nil, headers: [HTTPHeader] = []) {
+    public init(url: String, method: Method = .get, range: Range<Int>? = nil, headers: [HTTPHeader] = [],
+                signing: AWSSigning? = nil) {
         self.url = url
         self.method = method
         self.range = range
         self.headers = headers
+        self.signing = signing
     }
 }
 
@@ -47,26 +52,6 @@ public struct HTTPResponse: Sendable {
     public var statusLine: String { reason.isEmpty ? "HTTP \(status)" : "HTTP \(status) \(reason)" }
 }
 
-/// How requests are signed with AWS Signature Version 4 (S3 and S3-compatible stores), by libcurl itself.
-public struct AWSSigning: Sendable, Equatable {
-    public var accessKey: String
-    public var secretKey: String
-    /// A temporary credential's session token, sent as `X-Amz-Security-Token`.
-    public var sessionToken: String?
-    public var region: String
-    /// The service name in the credential scope: `s3` for object storage.
-    public var service: String
-
-    public init(accessKey: String, secretKey: String, sessionToken: String? = nil, region: String,
-                service: String = "s3") {
-        self.accessKey = accessKey
-        self.secretKey = secretKey
-        self.sessionToken = sessionToken
-        self.region = region
-        self.service = service
-    }
-}
-
 /// The one HTTP client of Tessera, over libcurl: TLS, HTTP/2 where the server offers it, keep-alive (each
 /// pooled handle keeps its connections), redirects, the usual proxy variables (`https_proxy`, `no_proxy`),
 /// timeouts, and retries with exponential back-off on timeouts, dropped connections, 429 and 5xx answers.
@@ -85,8 +70,6 @@ public final class HTTPClient: @unchecked Sendable {
         /// The largest body accepted, in bytes: a longer answer is an error, not an allocation.
         public var bodyLimit: Int = 1 << 30
         public var userAgent = "tessera"
-        /// Signs every request when set.
-        public var signing: AWSSigning?
 
         public init() {}
     }
@@ -183,7 +166,9 @@ public final class HTTPClient: @unchecked Sendable {
 
     private func configure(_ handle: UnsafeMutableRawPointer, for request: HTTPRequest, transfer: Transfer,
                            headers: inout UnsafeMutablePointer<curl_slist>?, errors: UnsafeMutablePointer<CChar>?) {
-        _ = tessera_curl_set_string(handle, CURLOPT_URL, request.url)
+        let signing = AWSSigning.isPresigned(request.url) ? nil : request.signing
+        _ = tessera_curl_set_string(handle, CURLOPT_URL,
+                                    signing == nil ? request.url : AWSSigning.canonicalQueryOrder(request.url))
         _ = tessera_curl_set_long(handle, CURLOPT_NOSIGNAL, 1)
         _ = tessera_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 1)
         _ = tessera_curl_set_long(handle, CURLOPT_MAXREDIRS, 5)
@@ -195,11 +180,11 @@ public final class HTTPClient: @unchecked Sendable {
         if request.method == .head { _ = tessera_curl_set_long(handle, CURLOPT_NOBODY, 1) }
         if let range = request.range { _ = tessera_curl_set_string(handle, CURLOPT_RANGE, "\(range.lowerBound)-\(range.upperBound - 1)") }
         var fields = request.headers
-        if let signing = configuration.signing {
+        if let signing {
             _ = tessera_curl_set_string(handle, CURLOPT_AWS_SIGV4, "aws:amz:\(signing.region):\(signing.service)")
-            _ = tessera_curl_set_string(handle, CURLOPT_USERNAME, signing.accessKey)
-            _ = tessera_curl_set_string(handle, CURLOPT_PASSWORD, signing.secretKey)
-            if let token = signing.sessionToken { fields.append(HTTPHeader("X-Amz-Security-Token", token)) }
+            _ = tessera_curl_set_string(handle, CURLOPT_USERNAME, signing.credentials.accessKey)
+            _ = tessera_curl_set_string(handle, CURLOPT_PASSWORD, signing.credentials.secretKey)
+            fields += signing.extraHeaders(beside: fields)
         }
         for field in fields { headers = curl_slist_append(headers, "\(field.name): \(field.value)") }
         if let headers { _ = tessera_curl_set_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headers)) }
