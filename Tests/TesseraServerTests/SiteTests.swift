@@ -133,7 +133,7 @@ import Tessera
     }
 
     @Test func extraRoutesComeFirst() throws {
-        let route = Site.Route(matches: { $0.hasPrefix("/stream/") }) { _, _ in .text(200, "streamed") }
+        let route = Site.Route("extra", matches: { $0.hasPrefix("/stream/") }) { _, _ in .text(200, "streamed") }
         let site = Site(service: IIIFService(catalog: try ImageCatalog(path: images)), viewer: nil, extraRoutes: [route])
         #expect(get("/stream/a", from: site).body == Array("streamed\n".utf8))
     }

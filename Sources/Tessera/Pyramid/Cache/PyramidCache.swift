@@ -59,6 +59,19 @@ public final class PyramidCache: Sendable {
     /// Images smaller than this on both sides are read directly; their tiles are cheap without a pyramid.
     public let minimumSide: Int
     private let building = Mutex<Set<String>>([])
+    private let buildObservers = Mutex<[@Sendable (BuildReport) -> Void]>([])
+
+    /// One finished build, for monitoring: a preview or a full pyramid, whether it was built, and how long it took.
+    public struct BuildReport: Sendable {
+        public let isPreview: Bool
+        public let succeeded: Bool
+        public let seconds: Double
+    }
+
+    /// Calls `observer` (on the build's thread) as each build finishes.
+    public func observeBuilds(_ observer: @escaping @Sendable (BuildReport) -> Void) {
+        buildObservers.withLock { $0.append(observer) }
+    }
     /// The previews being built or queued, by file: a group that is left when the preview is done.
     private let pendingPreviews = Mutex<[String: DispatchGroup]>([:])
     private let previewBuilds = DispatchQueue(label: "tessera.pyramid-cache.previews", qos: .userInitiated)
@@ -149,6 +162,13 @@ public final class PyramidCache: Sendable {
 
     /// Builds the pyramid of `source` read at `1/scale` of its size.
     private func build(_ source: ImageSource, scale: Int, into file: String) throws {
+        let start = DispatchTime.now()
+        var succeeded = false
+        defer {
+            let report = BuildReport(isPreview: scale != 1, succeeded: succeeded,
+                                     seconds: Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9)
+            for observer in buildObservers.withLock({ $0 }) { observer(report) }
+        }
         let reader = try source.makeReader(ReadOptions(scale: scale))
         let plan = try PyramidPlan(imageSize: reader.size, tileSize: 256, depth: .oneTile)
         var options = PyramidBuilder.Options()
@@ -158,6 +178,7 @@ public final class PyramidCache: Sendable {
         let sink = try PyramidalTIFFSink(path: file, plan: plan, pixelFormat: reader.format.with(bitDepth: 8),
                                          options: options, levelStorage: .pages)
         _ = try PyramidBuilder(plan: plan, sink: sink, options: options).build(from: reader)
+        succeeded = true
     }
 
     /// Removes the least recently used pyramids until the rest fit the limit.
