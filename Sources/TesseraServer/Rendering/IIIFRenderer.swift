@@ -61,7 +61,9 @@ enum IIIFRenderer {
                 let taps = 6 * max(1, (readHeight + size.height - 1) / size.height) + 2
                 resampling = (taps + Self.stripHeight) * size.width * 16 + 4 * readWidth * 16
             }
-            let encodedFraction = format == .png ? 2 : 4  // output bytes per pixel's bytes: PNG up to 1/2, JPEG 1/4
+            // The encoded bytes per byte of pixels, at most: PNG 1/2, JPEG and WebP 1/8 (quality 85 of fine noise
+            // takes about 1/20 of RGBA).
+            let encodedFraction = format == .png ? 2 : 8
             let output = 2 * size.area * bytesPerPixel / encodedFraction
             let whole = streams ? size.width * bytesPerPixel * Self.stripHeight : 2 * size.area * bytesPerPixel
             return decoding + resampling + whole + output + 64 << 10
