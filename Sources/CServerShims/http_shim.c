@@ -10,13 +10,16 @@ static size_t tessera_keep_escaped(void *context, struct MHD_Connection *connect
 }
 
 struct MHD_Daemon *tessera_http_start(const char *address, uint16_t port, unsigned int threads,
-                                      MHD_AccessHandlerCallback handler, void *context) {
+                                      MHD_AccessHandlerCallback handler, void *context,
+                                      void *(*request_started)(void *context, const char *uri,
+                                                               struct MHD_Connection *connection),
+                                      MHD_RequestCompletedCallback request_completed) {
     struct sockaddr_in bind_address;
     memset(&bind_address, 0, sizeof(bind_address));
     bind_address.sin_family = AF_INET;
     bind_address.sin_port = htons(port);
     if (inet_pton(AF_INET, address, &bind_address.sin_addr) != 1) return NULL;
-    return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, port, NULL, NULL,
+    return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG, port, NULL, NULL,
                             handler, context,
                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&bind_address,
                             MHD_OPTION_THREAD_POOL_SIZE, threads,
@@ -24,10 +27,17 @@ struct MHD_Daemon *tessera_http_start(const char *address, uint16_t port, unsign
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)60,
                             MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,
                             MHD_OPTION_UNESCAPE_CALLBACK, tessera_keep_escaped, NULL,
+                            MHD_OPTION_URI_LOG_CALLBACK, request_started, context,
+                            MHD_OPTION_NOTIFY_COMPLETED, request_completed, context,
                             MHD_OPTION_END);
 }
 
 uint16_t tessera_http_port(struct MHD_Daemon *daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info ? info->port : 0;
+}
+
+unsigned int tessera_http_connections(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    return info ? info->num_connections : 0;
 }

@@ -12,7 +12,12 @@ enum ServeCommand: Command {
             Deep Zoom .dzi, a IIIF level-0 folder with its info.json); its identifier is its path relative to PATH,
             with slashes written %2F. GET / lists them; /view/{identifier} opens one in the web viewer, whose files
             (Web/) are found beside the executable or in one of its parent folders unless --web names them.
-            Ctrl-C stops the server after the requests in flight.
+            Ctrl-C or SIGTERM drains the server: it stops accepting connections, answers the requests it has within
+            --drain-grace seconds, then exits 0.
+            Renders share --render-memory: each reserves its estimated working set first; one that does not fit
+            waits (at most --render-queue waiting, each at most --render-wait seconds), beyond that the answer is
+            503 with Retry-After; a render larger than the whole budget is a 400. GET /metrics reports requests,
+            latencies, renders, caches and pyramid builds in Prometheus' text format.
             A large image that is not a pyramid is served by region reads at first while a pyramidal TIFF of it is
             built in the cache, coarse levels first (a preview at 1/8 scale); then its tiles come from the pyramid,
             most as stored bytes.
@@ -22,7 +27,8 @@ enum ServeCommand: Command {
             built once, by whichever claims it first. Behind a proxy or load balancer, info.json ids and links
             follow X-Forwarded-Proto, -Host and -Prefix, or --public-url; GET /health answers its checks.
             """,
-        options: [port, host, prefix, publicURL, threads] + PyramidCacheOptions.all + [responseCache, maxAge, web, quiet])
+        options: [port, host, prefix, publicURL, threads] + PyramidCacheOptions.all
+            + [responseCache, maxAge, renderMemory, renderQueue, renderWait, drainGrace, web, quiet])
 
     static let port = Option("port", .integer(in: 0...65_535), default: defaultPort, "TCP port; 0 picks a free one")
     /// The port unless `--port` says otherwise; `tile --layout iiif` writes ids for it.
@@ -37,6 +43,17 @@ enum ServeCommand: Command {
                                "seconds clients, proxies and CDNs may keep info.json and images (Cache-Control)")
     static let responseCache = Option("response-cache", .byteSize, default: IIIFService.Configuration().responseCacheBytes,
                                       "most memory rendered responses are kept in (stored tiles are sent as they are)")
+    static let renderMemory = Option("render-memory", .byteSize,
+                                     default: .computed("the --memory-limit", { $0[CommonOptions.memoryLimit] }),
+                                     "most memory all renders in flight hold together (their working sets, estimated)")
+    static let renderQueue = Option("render-queue", .integer(in: 0...100_000),
+                                    default: IIIFService.Configuration().renderBudget.queueLength,
+                                    "most renders that wait for render memory; more are answered 503")
+    static let renderWait = Option("render-wait", .integer(in: 0...3600),
+                                   default: Int(IIIFService.Configuration().renderBudget.maxWait),
+                                   "longest a render waits for render memory, in seconds, before a 503")
+    static let drainGrace = Option("drain-grace", .integer(in: 0...3600), default: 30,
+                                   "seconds a SIGTERM or Ctrl-C gives the requests in flight before the server exits")
     static let threads = CommonOptions.threads("request threads", perCore: 2, upTo: 1024)
     static let web = Option("web", ValueKind.text("DIR").optional,
                             default: .described("the Web/ folder found from the executable up", nil), "the viewer's files")
@@ -52,20 +69,24 @@ enum ServeCommand: Command {
         configuration.responseCacheBytes = arguments[responseCache]
         configuration.cacheLifetime = arguments[maxAge]
         configuration.publicBase = arguments[publicURL]
+        configuration.renderBudget = RenderBudget.Limits(bytes: arguments[renderMemory], queueLength: arguments[renderQueue],
+                                                         maxWait: Double(arguments[renderWait]))
         let catalog: ImageCatalog
         do {
             catalog = try ImageCatalog(path: paths[0])
         } catch {
             throw TesseraError.io(path: paths[0], detail: "no such file or folder")
         }
-        let site = Site(service: IIIFService(catalog: catalog, configuration: configuration), viewer: try viewer(arguments))
+        let drainState = DrainState()
+        let site = Site(service: IIIFService(catalog: catalog, configuration: configuration), viewer: try viewer(arguments),
+                        isDraining: { drainState.isDraining })
         let quiet = arguments[Self.quiet]
-        let server = HTTPServer { request in
+        let server = HTTPServer(drainState: drainState) { request in
             let start = DispatchTime.now()
             let response = site.handle(request)
             if !quiet {
                 let milliseconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e6
-                let line = "\(request.method) \(request.path) \(response.status) \(response.body.count) \(milliseconds.fixed(1)) ms\n"
+                let line = "\(request.method) \(request.target) \(response.status) \(response.body.count) \(milliseconds.fixed(1)) ms\n"
                 FileHandle.standardError.write(Data(line.utf8))
             }
             return response
@@ -80,7 +101,12 @@ enum ServeCommand: Command {
             + (site.viewer == nil ? "" : " and the viewer at \(base)/") + "  (Ctrl-C stops)\n"
         FileHandle.standardOutput.write(Data(banner.utf8))
         stopped.wait()
-        server.stop()
+        let grace = arguments[drainGrace]
+        FileHandle.standardError.write(Data("tessera serve: draining, at most \(grace) s\n".utf8))
+        let drained = server.drain(grace: Double(grace))
+        if !drained {
+            FileHandle.standardError.write(Data("tessera serve: the grace period ended with requests unanswered\n".utf8))
+        }
         // A pyramid build still running is abandoned: its temporary file and its lock go, for another to take up.
         TemporaryFiles.shared.removeAll()
     }

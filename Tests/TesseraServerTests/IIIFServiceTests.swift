@@ -41,6 +41,23 @@ import Testing
         return Double(zip(a.bytes, b.bytes).reduce(0) { $0 + abs(Int($1.0) - Int($1.1)) }) / Double(a.bytes.count)
     }
 
+    @Test func streamedAndWholeRendersAgreeAndARenderOverTheWholeBudgetIsA400() throws {
+        _ = try image("wide")
+        let service = IIIFService(catalog: try ImageCatalog(path: folder + "/images"))
+        // Rotation 0 streams strips to the encoder; a mirror holds the whole image: mirrored back, the same pixels.
+        let streamed = try pixels(get(service, "/iiif/wide/full/600,/0/default.png"))
+        let whole = try pixels(get(service, "/iiif/wide/full/600,/!0/default.png")).oriented(exif: 2)
+        #expect(streamed.bytes == whole.bytes)
+        #expect(service.renderBudget.usage == .init(bytes: 0, inFlight: 0, queued: 0, refused: 0))
+        var configuration = IIIFService.Configuration()
+        configuration.renderBudget.bytes = 1 << 20
+        let small = IIIFService(catalog: try ImageCatalog(path: folder + "/images"), configuration: configuration)
+        let refused = get(small, "/iiif/wide/full/max/0/default.png")
+        #expect(refused.status == 400)
+        #expect(String(decoding: refused.body, as: UTF8.self).contains("--render-memory"))
+        #expect(get(small, "/iiif/wide/full/64,/0/default.png").status == 200)
+    }
+
     @Test func coarseRequestsWaitForThePreviewAndAreAnsweredFromIt() throws {
         _ = try image("wide")
         let cache = try PyramidCache(folder: folder + "/cache", minimumSide: 1)

@@ -43,6 +43,21 @@ import Tessera
         response.headers.first { $0.0 == name }?.1
     }
 
+    @Test func metricsCountEveryAnswerByRouteAndStatus() throws {
+        let site = try site()
+        _ = get("/web/js/main.js", from: site)
+        _ = get("/web/js/missing.js", from: site)
+        _ = get("/nowhere", from: site)
+        let metrics = get("/metrics", from: site)
+        #expect(metrics.status == 200)
+        #expect(header("Content-Type", of: metrics) == MetricsRegistry.contentType)
+        let text = String(decoding: metrics.body, as: UTF8.self)
+        #expect(text.contains("tessera_http_requests_total{route=\"web\",status=\"200\"} 1\n"))
+        #expect(text.contains("tessera_http_requests_total{route=\"web\",status=\"404\"} 1\n"))
+        #expect(text.contains("tessera_http_requests_total{route=\"none\",status=\"404\"} 1\n"))
+        #expect(text.contains("tessera_render_memory_limit_bytes \(IIIFService.Configuration().renderBudget.bytes)\n"))
+    }
+
     @Test func theViewerIsFoundFromTheExecutableUp() {
         let executable = base + "/repo/.build/x86_64-unknown-linux-gnu/release/tessera"
         #expect(ViewerAssets.locate(from: executable) == base + "/repo/Web")
@@ -133,7 +148,7 @@ import Tessera
     }
 
     @Test func extraRoutesComeFirst() throws {
-        let route = Site.Route(matches: { $0.hasPrefix("/stream/") }) { _, _ in .text(200, "streamed") }
+        let route = Site.Route("extra", matches: { $0.hasPrefix("/stream/") }) { _, _ in .text(200, "streamed") }
         let site = Site(service: IIIFService(catalog: try ImageCatalog(path: images)), viewer: nil, extraRoutes: [route])
         #expect(get("/stream/a", from: site).body == Array("streamed\n".utf8))
     }

@@ -10,6 +10,15 @@ protocol FormatEncoder: ImageEncoder {
 protocol MemoryEncoder: FormatEncoder {
     /// Encodes a whole image, in a format `acceptedFormat` returns, to bytes in memory.
     static func encode(_ image: ImageBuffer, options: EncodeOptions) throws -> [UInt8]
+    /// Encodes every remaining row of `reader` (in a format `acceptedFormat` returns) to bytes in memory, a strip
+    /// of `stripHeight` rows at a time where the format streams; a format that needs the whole image reads it all.
+    static func encode(rowsOf reader: any ImageReader, options: EncodeOptions, stripHeight: Int) throws -> [UInt8]
+}
+
+extension MemoryEncoder {
+    static func encode(rowsOf reader: any ImageReader, options: EncodeOptions, stripHeight: Int) throws -> [UInt8] {
+        try encode(reader.readAll(budget: options.budget), options: options)
+    }
 }
 
 /// Writes a reader's image to a file: picks the encoder from the format (or the file's extension), converts
@@ -71,6 +80,24 @@ public enum ImageWriter {
             : try FormatConvertingReader(source: BufferReader(image), format: accepted, background: options.background)
                 .readAll(budget: options.budget)
         return try type.encode(pixels, options: options)
+    }
+
+    /// Encodes every remaining row of `reader` to bytes in memory, converting its pixels as the format needs, a
+    /// strip at a time where the format streams (JPEG, PNG), so memory holds a strip and the output, not the image.
+    public static func encode(_ reader: any ImageReader, as format: ImageFormat, options: EncodeOptions = EncodeOptions(),
+                              stripHeight: Int = 64) throws -> [UInt8] {
+        guard let type = encoderType(for: format) as? any MemoryEncoder.Type else {
+            throw TesseraError.unsupported(path: "image", feature: "encoding \(format.displayName) in memory")
+        }
+        let accepted = type.acceptedFormat(for: reader.format, options: options)
+        let source = accepted == reader.format
+            ? reader : FormatConvertingReader(source: reader, format: accepted, background: options.background)
+        return try type.encode(rowsOf: source, options: options, stripHeight: stripHeight)
+    }
+
+    /// Whether `format` is encoded to memory a strip at a time (else its encoder holds the whole image).
+    public static func streamsToMemory(_ format: ImageFormat) -> Bool {
+        encoderType(for: format) is any RowPointerEncoder.Type
     }
 
     /// Streams every remaining row of `reader` into a new file at `path`; `progress` is told the rows done.

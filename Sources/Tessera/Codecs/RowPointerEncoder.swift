@@ -33,6 +33,15 @@ extension RowPointerEncoder {
         return encoder.memoryOutput()
     }
 
+    static func encode(rowsOf reader: any ImageReader, options: EncodeOptions, stripHeight: Int) throws -> [UInt8] {
+        let target = EncodeTarget(path: "image", size: reader.size, format: reader.format, options: options)
+        let encoder = try Self(target: target, file: nil)
+        var strip = reader.makeStrip()
+        while try reader.read(into: &strip, maxRows: stripHeight) { try encoder.write(strip) }
+        try encoder.complete()
+        return encoder.memoryOutput()
+    }
+
     func write(_ strip: Strip) throws {
         try target.checkStrip(strip, nextRow: rowsWritten)
         try strip.withRowPointers { rows in try check(compressRows(rows, count: strip.height)) }
@@ -51,7 +60,7 @@ extension RowPointerEncoder {
     }
 
     /// Ends the stream once every row is written.
-    private func complete() throws {
+    fileprivate func complete() throws {
         try target.checkComplete(rowsWritten: rowsWritten)
         try check(endStream())
     }

@@ -11,13 +11,19 @@ public struct HTTPRequest: Sendable {
     public let path: String
     /// Header values by lower-case name (only those `HTTPServer.headerNames` lists).
     public let headers: [String: String]
+    /// The query as sent, after the `?` (empty when there is none).
+    public let query: String
 
-    /// A request for `path` (still percent-encoded) with `headers` by lower-case name.
-    public init(method: String, path: String, headers: [String: String] = [:]) {
+    /// A request for `path` (still percent-encoded) with `headers` by lower-case name and `query`.
+    public init(method: String, path: String, headers: [String: String] = [:], query: String = "") {
         self.method = method
         self.path = path
         self.headers = headers
+        self.query = query
     }
+
+    /// The path and, when there is one, `?` and the query: the target as the client sent it.
+    public var target: String { query.isEmpty ? path : path + "?" + query }
 }
 
 /// An HTTP response: status, headers in order, and the body bytes (left out for HEAD by libmicrohttpd).
@@ -48,8 +54,21 @@ public struct HTTPResponse: Sendable {
     }
 }
 
+/// Whether a server has begun to drain (`HTTPServer.drain`): shared with what answers load balancers' checks.
+public final class DrainState: Sendable {
+    private let flag = Atomic<Bool>(false)
+
+    public init() {}
+
+    /// True from the moment `drain` starts.
+    public var isDraining: Bool { flag.load(ordering: .relaxed) }
+
+    func begin() { flag.store(true, ordering: .relaxed) }
+}
+
 /// An HTTP/1.1 server on libmicrohttpd: a pool of polling threads, keep-alive, HEAD handled by the library.
-/// Every request goes to one handler, called concurrently from the pool's threads.
+/// Every request goes to one handler, called concurrently from the pool's threads. `drain` stops it gracefully:
+/// no new connections, the requests already there answered, then the threads stopped.
 public final class HTTPServer: Sendable {
     public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
 
@@ -59,14 +78,28 @@ public final class HTTPServer: Sendable {
 
     private let handler: Handler
     private let daemon = Mutex<Daemon?>(nil)
+    /// Requests whose request line has arrived and that are not yet answered (or abandoned).
+    private let active = Atomic<Int>(0)
+    /// Set by `drain`: every response then closes its connection, and health checks fail.
+    public let drainState: DrainState
+
+    /// One request's state between libmicrohttpd's calls: its whole URI, and whether the handler has seen it.
+    private final class RequestState {
+        let uri: String
+        var seen = false
+
+        init(uri: String) { self.uri = uri }
+    }
 
     /// libmicrohttpd's daemon handle; the library is thread-safe, and the handle is only used under the mutex.
     private struct Daemon: @unchecked Sendable {
         let pointer: OpaquePointer
     }
 
-    /// A server that answers every request with `handler`, called on the server's threads; `start` listens.
-    public init(handler: @escaping Handler) {
+    /// A server that answers every request with `handler`, called on the server's threads, and reports its
+    /// draining in `drainState` (which the site's health check reads); `start` listens.
+    public init(drainState: DrainState = DrainState(), handler: @escaping Handler) {
+        self.drainState = drainState
         self.handler = handler
     }
 
@@ -75,7 +108,8 @@ public final class HTTPServer: Sendable {
     /// Starts listening on `address:port` (port 0 picks a free one; see `port`) with `threads` polling threads.
     public func start(address: String = "127.0.0.1", port: UInt16, threads: Int) throws {
         let context = Unmanaged.passUnretained(self).toOpaque()
-        guard let started = tessera_http_start(address, port, UInt32(max(1, threads)), HTTPServer.callback, context)
+        guard let started = tessera_http_start(address, port, UInt32(max(1, threads)), HTTPServer.callback, context,
+                                               HTTPServer.requestStarted, HTTPServer.requestCompleted)
         else {
             throw TesseraServerError.cannotListen(address: address, port: Int(port))
         }
@@ -90,6 +124,40 @@ public final class HTTPServer: Sendable {
         }
     }
 
+    /// Requests in progress now: their request line arrived, their response is not all sent.
+    public var requestsInProgress: Int { active.load(ordering: .relaxed) }
+
+    /// Stops gracefully: closes the listening socket at once (new connections are refused), answers the requests
+    /// already there with `Connection: close`, and stops once none is left (or none has been in progress for a
+    /// second, with only idle keep-alive connections open) or `grace` seconds have passed. Returns whether every
+    /// request in progress was answered.
+    @discardableResult
+    public func drain(grace: Double) -> Bool {
+        drainState.begin()
+        daemon.withLock { daemon in
+            guard let daemon else { return }
+            let listening = MHD_quiesce_daemon(daemon.pointer)
+            if listening >= 0 { close(listening) }
+        }
+        let deadline = DispatchTime.now() + grace
+        var idleSince: DispatchTime?
+        while DispatchTime.now() < deadline {
+            let connections = daemon.withLock { $0.map { tessera_http_connections($0.pointer) } ?? 0 }
+            if connections == 0 { break }
+            if requestsInProgress == 0 {
+                let since = idleSince ?? .now()
+                idleSince = since
+                if DispatchTime.now() >= since + 1 { break }
+            } else {
+                idleSince = nil
+            }
+            usleep(20_000)
+        }
+        let finished = requestsInProgress == 0
+        stop()
+        return finished
+    }
+
     /// Stops accepting connections and waits for the threads to finish their requests.
     public func stop() {
         daemon.withLock { daemon in
@@ -100,12 +168,13 @@ public final class HTTPServer: Sendable {
 
     private static let callback: MHD_AccessHandlerCallback = { context, connection, url, method, _, _, uploadSize,
                                                                requestState in
-        guard let context, let connection, let url, let method, let requestState else { return .NO }
+        guard let context, let connection, let url, let method, let state = requestState?.pointee else { return .NO }
         // libmicrohttpd calls once when the headers arrive, then again once the body (if any) is read. A response
         // queued on the first call counts as an early reply and closes the connection, losing keep-alive, so the
         // first call only marks the request as seen, and any body is skipped.
-        if requestState.pointee == nil {
-            requestState.pointee = UnsafeMutableRawPointer(bitPattern: 1)
+        let request = Unmanaged<RequestState>.fromOpaque(state).takeUnretainedValue()
+        if !request.seen {
+            request.seen = true
             return .YES
         }
         if let uploadSize, uploadSize.pointee > 0 {
@@ -119,8 +188,10 @@ public final class HTTPServer: Sendable {
                 headers[name] = String(cString: value)
             }
         }
-        let request = HTTPRequest(method: String(cString: method), path: String(cString: url), headers: headers)
-        let response = server.handler(request)
+        let query = request.uri.firstIndex(of: "?").map { String(request.uri[request.uri.index(after: $0)...]) } ?? ""
+        var response = server.handler(HTTPRequest(method: String(cString: method), path: String(cString: url),
+                                                  headers: headers, query: query))
+        if server.drainState.isDraining { response.headers.append(("Connection", "close")) }
         if let stream = response.stream { return queue(response, streaming: stream, on: connection) }
         return response.body.withUnsafeBytes { body -> MHD_Result in
             guard let reply = MHD_create_response_from_buffer(body.count, UnsafeMutableRawPointer(mutating: body.baseAddress),
@@ -133,6 +204,22 @@ public final class HTTPServer: Sendable {
 }
 
 extension HTTPServer {
+    /// libmicrohttpd's URI log callback: a request line has arrived; its state (the URI) goes with the request.
+    private static let requestStarted: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?)
+        -> UnsafeMutableRawPointer? = { context, uri, _ in
+        let server = Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue()
+        server.active.add(1, ordering: .relaxed)
+        return Unmanaged.passRetained(RequestState(uri: uri.map { String(cString: $0) } ?? "")).toOpaque()
+    }
+
+    /// libmicrohttpd's completion callback: the request is answered or abandoned; its state is freed.
+    private static let requestCompleted: MHD_RequestCompletedCallback = { context, _, state, _ in
+        guard let context, let state, let request = state.pointee else { return }
+        Unmanaged<RequestState>.fromOpaque(request).release()
+        state.pointee = nil
+        Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().active.subtract(1, ordering: .relaxed)
+    }
+
     /// Queues a response whose body libmicrohttpd pulls from `stream` as the socket accepts it; an unknown size
     /// makes it use chunked transfer encoding. The stream is retained until libmicrohttpd frees the response,
     /// which also happens when the client disconnects: then the producer is released with an error.

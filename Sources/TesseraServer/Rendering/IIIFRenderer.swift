@@ -29,12 +29,51 @@ enum IIIFRenderer {
         return scale
     }
 
-    /// The encoded image and its media type, from `source`: the image itself, or a copy of it reduced
-    /// `sourceReduction` times (a divisor of the request's `reduction`); a plain JPEG's region is read through its
-    /// entropy index when `entropyIndexFolder` holds one.
-    static func render(_ request: IIIFResolvedRequest, from source: ImageSource, reducedBy sourceReduction: Int = 1,
-                       quality jpegQuality: Int, entropyIndexFolder: String? = nil) throws
-        -> (bytes: [UInt8], mediaType: String) {
+    /// A render worked out before it runs: what is read from where, at which reduction, and the memory it holds
+    /// while it runs, so the server can reserve that in its `RenderBudget` first.
+    struct Plan {
+        let request: IIIFResolvedRequest
+        let source: ImageSource
+        /// The region read, in the source's pixels, and the reduction it is read at.
+        let region: Rect
+        let scale: Int
+        let format: ImageFormat
+        let mediaType: String
+        /// Whether rows go from the reader to the encoder a strip at a time; else the whole output is held (a
+        /// rotation, a mirror or bitonal thresholding, or an encoder that takes whole images: WebP).
+        let streams: Bool
+        /// The rows a strip carries from the reader to the encoder.
+        static let stripHeight = 64
+
+        /// The memory the render holds at its peak, in bytes, estimated: the decoder's rows at the level read
+        /// (a strip and the codec's own band of rows), the resampler's kernel window (Float32 RGBA rows), the
+        /// encoder's strip and its output grown in memory (twice over while it is copied out), and when it does
+        /// not stream, the whole output image twice (before and after the rotation or conversion).
+        var workingSet: Int {
+            let channels = 4  // the most a reader produces, at 8 bits; 16-bit sources are read as such (below)
+            let bytesPerPixel = channels * max(1, source.properties.bitDepth / 8)
+            let readWidth = (region.width + scale - 1) / scale, readHeight = (region.height + scale - 1) / scale
+            let decodeWidth = (source.properties.width + scale - 1) / scale
+            let decoding = readWidth * bytesPerPixel * Self.stripHeight + decodeWidth * bytesPerPixel * 16
+            let size = request.size
+            var resampling = 0
+            if size.width != readWidth || size.height != readHeight {
+                let taps = 6 * max(1, (readHeight + size.height - 1) / size.height) + 2
+                resampling = (taps + Self.stripHeight) * size.width * 16 + 4 * readWidth * 16
+            }
+            // The encoded bytes per byte of pixels, at most: PNG 1/2, JPEG and WebP 1/8 (quality 85 of fine noise
+            // takes about 1/20 of RGBA).
+            let encodedFraction = format == .png ? 2 : 8
+            let output = 2 * size.area * bytesPerPixel / encodedFraction
+            let whole = streams ? size.width * bytesPerPixel * Self.stripHeight : 2 * size.area * bytesPerPixel
+            return decoding + resampling + whole + output + 64 << 10
+        }
+    }
+
+    /// The plan for `request` from `source`: the image itself, or a copy of it reduced `sourceReduction` times (a
+    /// divisor of the request's `reduction`).
+    static func plan(_ request: IIIFResolvedRequest, from source: ImageSource, reducedBy sourceReduction: Int = 1) throws
+        -> Plan {
         guard let mediaType = mediaTypes[request.format], let format = ImageFormat(fileExtension: request.format) else {
             throw IIIFError.unsupportedFormat(request.format)
         }
@@ -46,16 +85,35 @@ enum IIIFRenderer {
             let stored = region.intersection(Rect(x: 0, y: 0, width: level.width * scale, height: level.height * scale))
             if !stored.isEmpty, stored.reduced(by: scale).size == size { region = stored }
         }
+        let streams = exifOrientation(rotation: request.rotation, mirror: request.mirror) == 1
+            && request.quality != .bitonal && ImageWriter.streamsToMemory(format)
+        return Plan(request: request, source: source, region: region, scale: scale, format: format,
+                    mediaType: mediaType, streams: streams)
+    }
+
+    /// The encoded image and its media type; a plain JPEG's region is read through its entropy index when
+    /// `entropyIndexFolder` holds one.
+    static func render(_ plan: Plan, quality jpegQuality: Int, entropyIndexFolder: String? = nil) throws
+        -> (bytes: [UInt8], mediaType: String) {
+        let request = plan.request, source = plan.source
         var reader: any ImageReader = try source.makeReader(
-            ReadOptions(region: region, scale: scale, entropyIndexFolder: entropyIndexFolder))
-        if reader.size != size { reader = try ResamplingReader(source: reader, size: size) }
-        var image = try reader.readAll(budget: source.budget, name: source.input.name)
-        image = image.oriented(exif: exifOrientation(rotation: request.rotation, mirror: request.mirror))
-        image = try apply(request.quality, to: image)
+            ReadOptions(region: plan.region, scale: plan.scale, entropyIndexFolder: entropyIndexFolder))
+        if reader.size != request.size { reader = try ResamplingReader(source: reader, size: request.size) }
         var options = EncodeOptions()
         options.quality = jpegQuality
         options.bitDepth = 8
-        return (try ImageWriter.encode(image, as: format, options: options), mediaType)
+        options.budget = source.budget
+        if plan.streams {
+            if let target = target(of: request.quality, for: reader.format) {
+                reader = FormatConvertingReader(source: reader, format: target)
+            }
+            return (try ImageWriter.encode(reader, as: plan.format, options: options, stripHeight: Plan.stripHeight),
+                    plan.mediaType)
+        }
+        var image = try reader.readAll(budget: source.budget, name: source.input.name)
+        image = image.oriented(exif: exifOrientation(rotation: request.rotation, mirror: request.mirror))
+        image = try apply(request.quality, to: image)
+        return (try ImageWriter.encode(image, as: plan.format, options: options), plan.mediaType)
     }
 
     /// IIIF mirrors horizontally, then rotates clockwise: the same transforms as EXIF orientations.
@@ -72,16 +130,22 @@ enum IIIFRenderer {
         }
     }
 
-    /// `gray` drops colour (Rec. 601 luma), `bitonal` thresholds that at the middle, `color` makes gray RGB.
-    static func apply(_ quality: IIIFRequest.Quality, to image: ImageBuffer) throws -> ImageBuffer {
+    /// The pixel format `quality` makes of `format`: gray drops colour, `color` makes gray RGB; nil keeps it.
+    static func target(of quality: IIIFRequest.Quality, for format: PixelFormat) -> PixelFormat? {
         let target: PixelFormat
         switch quality {
-        case .default: return image
-        case .color: target = image.format.isColor ? image.format : image.format.with(image.format.hasAlpha ? .rgba : .rgb)
-        case .gray, .bitonal: target = image.format.with(image.format.hasAlpha ? .grayAlpha : .gray)
+        case .default: return nil
+        case .color: target = format.isColor ? format : format.with(format.hasAlpha ? .rgba : .rgb)
+        case .gray, .bitonal: target = format.with(format.hasAlpha ? .grayAlpha : .gray)
         }
-        var converted = target == image.format ? image
-            : try FormatConvertingReader(source: BufferReader(image), format: target).readAll()
+        return target == format ? nil : target
+    }
+
+    /// `gray` drops colour (Rec. 601 luma), `bitonal` thresholds that at the middle, `color` makes gray RGB.
+    static func apply(_ quality: IIIFRequest.Quality, to image: ImageBuffer) throws -> ImageBuffer {
+        let target = target(of: quality, for: image.format)
+        var converted = try target.map { try FormatConvertingReader(source: BufferReader(image), format: $0).readAll() }
+            ?? image
         if quality == .bitonal {
             let step = converted.format.channelCount, bytesPerSample = converted.format.bytesPerSample
             converted.bytes.withUnsafeMutableBytes { raw in

@@ -23,9 +23,12 @@ public final class IIIFService: Sendable {
         /// The address clients reach the server at, when configured (`--public-url`); else each request's
         /// forwarded headers and Host say it.
         public var publicBase: PublicBase?
+        /// The memory all renders in flight may hold together, and the queue of those waiting for it.
+        public var renderBudget = RenderBudget.Limits(bytes: MemoryBudget.default.limit, queueLength: 64, maxWait: 10)
 
         /// The defaults: `/iiif`, 256-pixel tiles, responses of at most 25 MP, JPEG quality 85, no pyramid cache,
-        /// 128 MiB of rendered responses kept a day, the address from each request.
+        /// 128 MiB of rendered responses kept a day, the address from each request, renders within the default
+        /// memory limit with 64 waiting at most 10 s.
         public init() {}
     }
 
@@ -33,6 +36,8 @@ public final class IIIFService: Sendable {
     public let configuration: Configuration
     /// The rendered responses, shared by every client.
     public let responses: ResponseCache
+    /// The memory renders hold, shared by every render of the site (the progressive streams' too).
+    public let renderBudget: RenderBudget
     private let images: OpenImages
 
     /// A service answering for the images of `catalog`.
@@ -41,7 +46,11 @@ public final class IIIFService: Sendable {
         self.configuration = configuration
         images = OpenImages(cache: configuration.cache)
         responses = ResponseCache(byteLimit: configuration.responseCacheBytes)
+        renderBudget = RenderBudget(limits: configuration.renderBudget)
     }
+
+    /// How many images are open, and the memory they hold.
+    public var openImages: (count: Int, bytes: Int) { images.usage }
 
     /// Answers one request whose path starts with the prefix.
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
@@ -81,6 +90,8 @@ public final class IIIFService: Sendable {
             }
         } catch let error as IIIFError {
             return .text(error.status, error.description)
+        } catch let refusal as RenderRefusal {
+            return refusal.response
         } catch let error as TesseraError {
             // A file in the folder that is not an image is not an image the server has.
             if case .unknownFormat = error { return .text(404, error.description) }
@@ -132,10 +143,12 @@ public final class IIIFService: Sendable {
             // preview) and the request in its canonical form, whatever the host or the spelling asked with.
             let key = "\(path)\n\(image.size) \(image.modified.timeIntervalSince1970)\n\(source.input.name)\n\(canonicalPath)"
             let rendered = try responses.response(for: key) {
-                let (bytes, mediaType) = try IIIFRenderer.render(resolved, from: source,
-                                                                 reducedBy: preview == nil ? 1 : PyramidCache.previewFactor,
-                                                                 quality: configuration.jpegQuality,
-                                                                 entropyIndexFolder: configuration.cache?.folder)
+                let plan = try IIIFRenderer.plan(resolved, from: source,
+                                                 reducedBy: preview == nil ? 1 : PyramidCache.previewFactor)
+                let (bytes, mediaType) = try renderBudget.withReservation(of: plan.workingSet) {
+                    try IIIFRenderer.render(plan, quality: configuration.jpegQuality,
+                                            entropyIndexFolder: configuration.cache?.folder)
+                }
                 return ResponseCache.Response(bytes: bytes, mediaType: mediaType)
             }
             return (rendered.bytes, rendered.mediaType)

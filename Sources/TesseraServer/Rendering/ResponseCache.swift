@@ -34,6 +34,15 @@ public final class ResponseCache: Sendable {
         var responses = LRUList<String, Response>()
         var bytes = 0
         var flights: [String: Flight] = [:]
+        var lookups = Lookups()
+    }
+
+    /// How requests were answered since the start: from a held response, by waiting for an identical render in
+    /// flight, or by rendering.
+    public struct Lookups: Sendable, Equatable {
+        public var hits = 0
+        public var coalesced = 0
+        public var misses = 0
     }
 
     /// The most memory the responses may hold together, in bytes; 0 keeps none (identical requests in flight are
@@ -49,13 +58,23 @@ public final class ResponseCache: Sendable {
     /// How many responses are held, and the memory they hold, in bytes.
     public var usage: (count: Int, bytes: Int) { state.withLock { ($0.responses.count, $0.bytes) } }
 
+    /// How requests were answered since the start.
+    public var lookups: Lookups { state.withLock(\.lookups) }
+
     /// The response for `key`: held, or being rendered by another request (waited for), or rendered by `render`
     /// now and kept. An error from `render` reaches every request waiting for it and is not kept.
     public func response(for key: String, render: () throws -> Response) throws -> Response {
         enum Role { case held(Response), waiter(Flight), renderer(Flight) }
         let role: Role = state.withLock { state in
-            if let held = state.responses.use(key) { return .held(held) }
-            if let flight = state.flights[key] { return .waiter(flight) }
+            if let held = state.responses.use(key) {
+                state.lookups.hits += 1
+                return .held(held)
+            }
+            if let flight = state.flights[key] {
+                state.lookups.coalesced += 1
+                return .waiter(flight)
+            }
+            state.lookups.misses += 1
             let flight = Flight()
             state.flights[key] = flight
             return .renderer(flight)

@@ -10,23 +10,28 @@ import Foundation
 /// /view?src=URL       -> ViewerAssets.page  (the viewer opens any info.json or .dzi; the page reads the query)
 /// /, /browse/{folder}/ -> FrontPage        (a folder's images as a grid of thumbnails, and its subfolders)
 /// /health             -> a load balancer's check: 200 and `{"status":"ok"}`, or 503 while draining
+/// /metrics            -> ServerMetrics     (Prometheus' text format)
 /// ```
 ///
 /// Behind a proxy the pages' links start with the path it puts before the server's (`PublicBase`).
 ///
-/// Routes are tried in order (`/health` first, whatever the prefix); a new kind of path is one more `Route` in `routes`. Every response carries
-/// `Access-Control-Allow-Origin: *`.
+/// Routes are tried in order (`/health` first, whatever the prefix); a new kind of path is one more `Route` in
+/// `routes`. Every response carries `Access-Control-Allow-Origin: *`. Every answer is counted in `metrics` under
+/// its route's name.
 public struct Site: Sendable {
     /// One kind of path: whether a path is of that kind, and how to answer it.
     public struct Route: Sendable {
+        /// The route's label in the metrics.
+        public let name: String
         /// Whether the route answers `path` (the request's path, still percent-encoded).
         public let matches: @Sendable (_ path: String) -> Bool
         /// The answer to a request the route matches.
         public let respond: @Sendable (_ site: Site, _ request: HTTPRequest) -> HTTPResponse
 
-        /// A route answering the paths `matches` accepts with `respond`.
-        public init(matches: @escaping @Sendable (String) -> Bool,
+        /// A route named `name` answering the paths `matches` accepts with `respond`.
+        public init(_ name: String, matches: @escaping @Sendable (String) -> Bool,
                     respond: @escaping @Sendable (Site, HTTPRequest) -> HTTPResponse) {
+            self.name = name
             self.matches = matches
             self.respond = respond
         }
@@ -45,6 +50,8 @@ public struct Site: Sendable {
     public let isDraining: @Sendable () -> Bool
     /// The front page and the folders' pages.
     let frontPage: FrontPage
+    /// What `/metrics` reports.
+    public let metrics: ServerMetrics
 
     /// A site serving `service`, the viewer from `viewer`, and `extraRoutes` tried before the built-in ones;
     /// `/health` fails while `isDraining` says so.
@@ -53,12 +60,13 @@ public struct Site: Sendable {
         self.service = service
         self.viewer = viewer
         self.isDraining = isDraining
-        streams = ProgressiveStreamService(catalog: service.catalog)
+        streams = ProgressiveStreamService(catalog: service.catalog, budget: service.renderBudget)
         let prefix = service.configuration.prefix
         frontPage = FrontPage(catalog: service.catalog, prefix: prefix, limits: service.configuration.limits,
                               hasViewer: viewer != nil)
+        metrics = ServerMetrics(service: service)
         routes = extraRoutes + [
-            Route(matches: { $0 == "/health" }) { site, request in
+            Route("health", matches: { $0 == "/health" }) { site, request in
                 site.getOnly(request) {
                     let draining = site.isDraining()
                     return HTTPResponse(status: draining ? 503 : 200,
@@ -66,15 +74,18 @@ public struct Site: Sendable {
                                         body: Array((draining ? "{\"status\":\"draining\"}\n" : "{\"status\":\"ok\"}\n").utf8))
                 }
             },
-            Route(matches: { $0.hasPrefix(prefix + "/") }) { site, request in site.service.handle(request) },
-            Route(matches: { $0.hasPrefix(ProgressiveStreamService.prefix) }) { site, request in
+            Route("iiif", matches: { $0.hasPrefix(prefix + "/") }) { site, request in site.service.handle(request) },
+            Route("stream", matches: { $0.hasPrefix(ProgressiveStreamService.prefix) }) { site, request in
                 site.streams.handle(request)
             },
-            Route(matches: { $0.hasPrefix("/web/") }) { site, request in
+            Route("web", matches: { $0.hasPrefix("/web/") }) { site, request in
                 site.withViewer(request) { $0.file(request.path.dropFirst("/web/".count), request: request) }
             },
-            Route(matches: { $0 == "/view" || $0.hasPrefix("/view/") }) { site, request in site.viewerPage(request) },
-            Route(matches: { FrontPage.folder(fromPath: $0) != nil }) { site, request in
+            Route("view", matches: { $0 == "/view" || $0.hasPrefix("/view/") }) { site, request in
+                site.viewerPage(request)
+            },
+            Route("metrics", matches: { $0 == "/metrics" }) { site, request in site.getOnly(request) { site.metrics.response } },
+            Route("front", matches: { FrontPage.folder(fromPath: $0) != nil }) { site, request in
                 site.getOnly(request) {
                     site.frontPage.response(folder: FrontPage.folder(fromPath: request.path) ?? "", root: site.root(of: request))
                 }
@@ -82,12 +93,17 @@ public struct Site: Sendable {
         ]
     }
 
-    /// Answers one request.
+    /// Answers one request, and counts it in `metrics`.
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
-        var response = routes.first { $0.matches(request.path) }?.respond(self, request) ?? .text(404, "not found")
+        let start = DispatchTime.now()
+        let route = routes.first { $0.matches(request.path) }
+        var response = route?.respond(self, request) ?? .text(404, "not found")
         if !response.headers.contains(where: { $0.0 == "Access-Control-Allow-Origin" }) {
             response.headers.append(("Access-Control-Allow-Origin", "*"))
         }
+        metrics.record(route: route?.name ?? "none", status: response.status,
+                       bytes: request.method == "HEAD" ? 0 : response.body.count,
+                       seconds: Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9)
         return response
     }
 

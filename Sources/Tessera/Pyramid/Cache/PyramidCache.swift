@@ -71,6 +71,19 @@ public final class PyramidCache: Sendable {
     /// Told a line about each finished or failed build, e.g. for a server's log.
     private let log: @Sendable (String) -> Void
     private let building = Mutex<Set<String>>([])
+    private let buildObservers = Mutex<[@Sendable (BuildReport) -> Void]>([])
+
+    /// One finished build, for monitoring: a preview or a full pyramid, whether it was built, and how long it took.
+    public struct BuildReport: Sendable {
+        public let isPreview: Bool
+        public let succeeded: Bool
+        public let seconds: Double
+    }
+
+    /// Calls `observer` (on the build's thread) as each build finishes.
+    public func observeBuilds(_ observer: @escaping @Sendable (BuildReport) -> Void) {
+        buildObservers.withLock { $0.append(observer) }
+    }
     /// The previews being built or queued, by file: a group that is left when the preview is done.
     private let pendingPreviews = Mutex<[String: DispatchGroup]>([:])
     private let previewBuilds = DispatchQueue(label: "tessera.pyramid-cache.previews", qos: .userInitiated)
@@ -202,6 +215,13 @@ public final class PyramidCache: Sendable {
 
     /// Builds the pyramid of `source` read at `1/scale` of its size.
     private func build(_ source: ImageSource, scale: Int, into file: String) throws {
+        let start = DispatchTime.now()
+        var succeeded = false
+        defer {
+            let report = BuildReport(isPreview: scale != 1, succeeded: succeeded,
+                                     seconds: Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9)
+            for observer in buildObservers.withLock({ $0 }) { observer(report) }
+        }
         let reader = try source.makeReader(ReadOptions(scale: scale))
         let plan = try PyramidPlan(imageSize: reader.size, tileSize: 256, depth: .oneTile)
         var options = PyramidBuilder.Options()
@@ -211,6 +231,7 @@ public final class PyramidCache: Sendable {
         let sink = try PyramidalTIFFSink(path: file, plan: plan, pixelFormat: reader.format.with(bitDepth: 8),
                                          options: options, levelStorage: .pages)
         _ = try PyramidBuilder(plan: plan, sink: sink, options: options).build(from: reader)
+        succeeded = true
     }
 
     /// The cache's files for the image, without their extension: named from its path, size and modification time.
