@@ -34,7 +34,7 @@ let package = Package(
         // Image I/O and processing over the C codecs.
         .target(
             name: "Tessera",
-            dependencies: ["CJPEG", "CPNG", "CTIFF", "CWebP", "CZlib", "CXML2", "COpenJPEG", "CCodecShims"]
+            dependencies: ["CJPEG", "CPNG", "CTIFF", "CWebP", "CZlib", "CXML2", "COpenJPEG", "CCodecShims", "TesseraTiling"]
         ),
         // libmicrohttpd's varargs start function, which Swift cannot call.
         .target(name: "CServerShims", dependencies: ["CMicroHTTPD"], linkerSettings: [.linkedLibrary("microhttpd")]),

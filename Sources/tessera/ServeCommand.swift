@@ -19,7 +19,7 @@ enum ServeCommand: Command {
             GET /stream/{identifier}/{size} sends the image, its longer side at most size pixels (or max), as a
             progressive JPEG while it is encoded (chunked): its first scans arrive before the last is encoded.
             """,
-        options: [port, host, prefix, threads] + PyramidCacheOptions.all + [responseCache, web, quiet])
+        options: [port, host, prefix, threads] + PyramidCacheOptions.all + [responseCache, decodedTiles, web, quiet])
 
     static let port = Option("port", .integer(in: 0...65_535), default: defaultPort, "TCP port; 0 picks a free one")
     /// The port unless `--port` says otherwise; `tile --layout iiif` writes ids for it.
@@ -29,6 +29,8 @@ enum ServeCommand: Command {
                                "URL path before identifiers")
     static let responseCache = Option("response-cache", .byteSize, default: IIIFService.Configuration().responseCacheBytes,
                                       "most memory rendered responses are kept in (stored tiles are sent as they are)")
+    static let decodedTiles = Option("decoded-tiles", .byteSize, default: IIIFService.Configuration().decodedTileBytes,
+                                     "most memory whole decoded JPEG 2000 tiles are kept in, for the requests inside them")
     static let threads = CommonOptions.threads("request threads", perCore: 2, upTo: 1024)
     static let web = Option("web", ValueKind.text("DIR").optional,
                             default: .described("the Web/ folder found from the executable up", nil), "the viewer's files")
@@ -40,6 +42,7 @@ enum ServeCommand: Command {
         configuration.prefix = arguments[prefix] == "/" ? "" : arguments[prefix]
         configuration.cache = try PyramidCacheOptions.open(arguments)
         configuration.responseCacheBytes = arguments[responseCache]
+        configuration.decodedTileBytes = arguments[decodedTiles]
         let catalog: ImageCatalog
         do {
             catalog = try ImageCatalog(path: paths[0])

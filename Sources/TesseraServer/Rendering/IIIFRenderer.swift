@@ -31,9 +31,10 @@ enum IIIFRenderer {
 
     /// The encoded image and its media type, from `source`: the image itself, or a copy of it reduced
     /// `sourceReduction` times (a divisor of the request's `reduction`); a plain JPEG's region is read through its
-    /// entropy index when `entropyIndexFolder` holds one.
+    /// entropy index when `entropyIndexFolder` holds one, a JPEG 2000's from the whole tiles in `tileCache`.
     static func render(_ request: IIIFResolvedRequest, from source: ImageSource, reducedBy sourceReduction: Int = 1,
-                       quality jpegQuality: Int, entropyIndexFolder: String? = nil) throws
+                       quality jpegQuality: Int, entropyIndexFolder: String? = nil,
+                       tileCache: DecodedTileCache? = nil) throws
         -> (bytes: [UInt8], mediaType: String) {
         guard let mediaType = mediaTypes[request.format], let format = ImageFormat(fileExtension: request.format) else {
             throw IIIFError.unsupportedFormat(request.format)
@@ -47,7 +48,7 @@ enum IIIFRenderer {
             if !stored.isEmpty, stored.reduced(by: scale).size == size { region = stored }
         }
         var reader: any ImageReader = try source.makeReader(
-            ReadOptions(region: region, scale: scale, entropyIndexFolder: entropyIndexFolder))
+            ReadOptions(region: region, scale: scale, entropyIndexFolder: entropyIndexFolder, tileCache: tileCache))
         if reader.size != size { reader = try ResamplingReader(source: reader, size: size) }
         var image = try reader.readAll(budget: source.budget, name: source.input.name)
         image = image.oriented(exif: exifOrientation(rotation: request.rotation, mirror: request.mirror))

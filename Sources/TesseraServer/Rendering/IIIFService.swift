@@ -17,9 +17,12 @@ public final class IIIFService: Sendable {
         public var cache: PyramidCache?
         /// The most memory rendered responses are kept in (`ResponseCache`), in bytes.
         public var responseCacheBytes = 128 << 20
+        /// The most memory whole decoded codestream tiles are kept in (`DecodedTileCache`), in bytes: the requests
+        /// that fall in one JPEG 2000 tile then decode it once.
+        public var decodedTileBytes = 256 << 20
 
         /// The defaults: `/iiif`, 256-pixel tiles, responses of at most 25 MP, JPEG quality 85, no pyramid cache,
-        /// 128 MiB of rendered responses.
+        /// 128 MiB of rendered responses, 256 MiB of decoded tiles.
         public init() {}
     }
 
@@ -27,6 +30,8 @@ public final class IIIFService: Sendable {
     public let configuration: Configuration
     /// The rendered responses, shared by every client.
     public let responses: ResponseCache
+    /// The decoded codestream tiles, shared by every request.
+    public let decodedTiles: DecodedTileCache
     private let images: OpenImages
 
     /// A service answering for the images of `catalog`.
@@ -35,6 +40,7 @@ public final class IIIFService: Sendable {
         self.configuration = configuration
         images = OpenImages(cache: configuration.cache)
         responses = ResponseCache(byteLimit: configuration.responseCacheBytes)
+        decodedTiles = DecodedTileCache(byteLimit: configuration.decodedTileBytes)
     }
 
     /// Answers one request whose path starts with the prefix.
@@ -127,7 +133,8 @@ public final class IIIFService: Sendable {
                 let (bytes, mediaType) = try IIIFRenderer.render(resolved, from: source,
                                                                  reducedBy: preview == nil ? 1 : PyramidCache.previewFactor,
                                                                  quality: configuration.jpegQuality,
-                                                                 entropyIndexFolder: configuration.cache?.folder)
+                                                                 entropyIndexFolder: configuration.cache?.folder,
+                                                                 tileCache: decodedTiles)
                 return ResponseCache.Response(bytes: bytes, mediaType: mediaType)
             }
             return (rendered.bytes, rendered.mediaType)
