@@ -243,7 +243,11 @@ def test_tile_makes_a_deep_zoom_pyramid_of_a_jp2(tessera, tmp_path):
 
 def test_serve_offers_the_codestream_tiles_and_levels(tessera, tmp_path):
     """With the pyramid cache off, info.json offers the codestream's tile size and its resolution levels as scale
-    factors, and a tile at a reduced level is that level's pixels, as opj_decompress decodes them."""
+    factors, and a tile at a reduced level is that level's pixels, as opj_decompress decodes them (through the
+    server's decoded whole tiles: asked twice, and beside a tile of the same codestream tile). `.jp2` is an extra
+    format: the same tile as a JP2 that Pillow decodes to nearly those pixels."""
+    import io
+    from PIL import Image
     import json
     import subprocess
     import urllib.request
@@ -261,14 +265,19 @@ def test_serve_offers_the_codestream_tiles_and_levels(tessera, tmp_path):
             info = json.load(response)
         assert info["tiles"][0]["width"] == 512 and info["tiles"][0]["height"] == 512
         assert info["tiles"][0]["scaleFactors"] == [1, 2, 4, 8, 16, 32]
-        with urllib.request.urlopen(f"{base}/master.jp2/1024,0,376,1000/188,/0/default.png",
-                                    timeout=30) as response:
-            (tmp_path / "tile.png").write_bytes(response.read())
+        assert "jp2" in info["extraFormats"]
+        for region in ["1024,0,376,512", "1024,0,376,1000", "1024,0,376,1000"]:
+            with urllib.request.urlopen(f"{base}/master.jp2/{region}/188,/0/default.png", timeout=30) as response:
+                (tmp_path / "tile.png").write_bytes(response.read())
+        with urllib.request.urlopen(f"{base}/master.jp2/1024,0,376,1000/188,/0/default.jp2", timeout=30) as response:
+            assert response.headers["Content-Type"] == "image/jp2"
+            jp2 = np.asarray(Image.open(io.BytesIO(response.read())).convert("RGB"))
     finally:
         process.terminate()
         assert process.wait(timeout=10) == 0
     expected = reference(path, tmp_path, "-d", "1024,0,1400,1000", "-r", "1", reduction=1)
     assert np.array_equal(read_png(tmp_path / "tile.png"), expected)
+    assert jp2.shape == expected.shape and np.abs(jp2.astype(int) - expected).mean() < 3
 
 
 @pytest.mark.skipif(shutil.which("ojph_compress") is None, reason="needs openjph-tools")

@@ -5,7 +5,7 @@ import Tessera
 /// for the exact size, then mirroring, rotation and quality on the small result, and the encoder.
 enum IIIFRenderer {
     /// The media type of each output format the server writes.
-    static let mediaTypes = ["jpg": "image/jpeg", "png": "image/png", "webp": "image/webp"]
+    static let mediaTypes = ["jpg": "image/jpeg", "png": "image/png", "webp": "image/webp", "jp2": "image/jp2"]
     /// Formats in the spec that the server does not write: 415, not 400.
     static let knownFormats: Set = ["jpg", "png", "webp", "tif", "gif", "pdf", "jp2"]
 
