@@ -341,3 +341,42 @@ def test_convert_to_jp2_leaves_nothing_on_failure(tessera, tmp_path):
     result = run(tessera, "convert", source, tmp_path / "out.jp2", "--memory-limit", "64K")
     assert result.returncode == 1 and "out.jp2" in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == [source]
+
+
+@pytest.mark.skipif(shutil.which("ojph_expand") is None, reason="needs openjph-tools")
+@pytest.mark.parametrize("name,options", [("out.jph", ["--lossless"]), ("out.j2c", ["--htj2k", "--lossless"]),
+                                          ("gray.jph", ["--lossless"]), ("lossy.j2c", ["--htj2k", "-Q", "80"])])
+def test_convert_writes_htj2k_that_openjph_and_tessera_read_back(tessera, tmp_path, name, options):
+    """HTJ2K written through OpenJPH, a row at a time: a .jph file (JP2-family boxes, brand 'jph ') or a .j2c
+    codestream; lossless is the source's pixels through ojph_expand and through Tessera's reader (whole, and a
+    region), lossy is close; a .jp2 asked for as HTJ2K is refused in one line."""
+    from PIL import Image
+    channels = 1 if name.startswith("gray") else 3
+    array = photo(270, 333, channels, seed=31)
+    source = tmp_path / "source.png"
+    write_png(source, array)
+    target = tmp_path / name
+    result = run(tessera, "convert", source, target, *options)
+    assert result.returncode == 0, result.stderr
+    assert "HTJ2K" in run(tessera, "info", target).stdout
+    if name.endswith(".jph"):
+        assert target.read_bytes()[:12] == b"\0\0\0\x0cjP  \r\n\x87\n" and b"ftypjph " in target.read_bytes()[:40]
+    else:
+        assert target.read_bytes()[:4] == b"\xff\x4f\xff\x51"
+        expanded = tmp_path / ("expanded.pgm" if channels == 1 else "expanded.ppm")
+        result = run("ojph_expand", "-i", target, "-o", expanded)
+        assert result.returncode == 0, result.stderr + result.stdout
+        openjph = np.asarray(Image.open(expanded))
+        assert openjph.shape == array.shape[:2] + ((3,) if channels == 3 else ())
+    back = decode(tessera, target, tmp_path)
+    region = decode(tessera, target, tmp_path, "region", "--rect", "40,30,200,150")
+    if "--lossless" in options:
+        assert np.array_equal(back.reshape(array.shape), array)
+        assert np.array_equal(region.reshape(array[30:180, 40:240].shape), array[30:180, 40:240])
+        if not name.endswith(".jph"):
+            assert np.array_equal(openjph.reshape(array.shape), array)
+    else:
+        assert np.abs(back.astype(int) - array).mean() < 4
+    refused = run(tessera, "convert", source, tmp_path / "classic.jp2", "--htj2k")
+    assert refused.returncode == 1 and len(refused.stderr.strip().splitlines()) == 1 and "classic.jp2" in refused.stderr
+    assert not (tmp_path / "classic.jp2").exists()

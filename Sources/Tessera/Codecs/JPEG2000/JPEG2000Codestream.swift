@@ -18,6 +18,9 @@ final class JPEG2000Codestream: SharedDecoderState {
         var tileSize: (width: Int, height: Int)
         var tileColumns: Int
         var tileRows: Int
+        /// HTJ2K code-blocks: OpenJPEG 2.5.0 decodes them right only as a whole image (any smaller area, even a
+        /// full-width band, comes out wrong), so such files are decoded whole, within the budget.
+        var isHighThroughput: Bool
 
         var isTiled: Bool { tileColumns * tileRows > 1 }
     }
@@ -124,11 +127,11 @@ final class JPEG2000Codestream: SharedDecoderState {
 
     private static func layout(of codec: JPEG2000Codec, container: JPEG2000Codec.Container) throws -> Layout {
         let image = codec.image.pointee
-        let (info, _) = try codec.structure()
+        let (info, style) = try codec.structure()
         return Layout(container: container,
                       area: (Int(image.x0), Int(image.y0), Int(image.x1), Int(image.y1)),
                       sampling: (Int(image.comps[0].dx), Int(image.comps[0].dy)), componentCount: Int(image.numcomps),
                       tileOrigin: (Int(info.tx0), Int(info.ty0)), tileSize: (Int(info.tdx), Int(info.tdy)),
-                      tileColumns: Int(info.tw), tileRows: Int(info.th))
+                      tileColumns: Int(info.tw), tileRows: Int(info.th), isHighThroughput: style.cblksty & 0x40 != 0)
     }
 }

@@ -142,7 +142,8 @@ final class JPEG2000Decoder: ImageDecoder {
         let reduction = request.scale.trailingZeroBitCount
         self.reduction = reduction
         self.request = request
-        fromCachedTiles = request.tileCache != nil && layout.isTiled && codestream.wholeTilesDecode
+        fromCachedTiles = request.tileCache != nil && layout.isTiled && !layout.isHighThroughput
+            && codestream.wholeTilesDecode
         let area = layout.area, sampling = layout.sampling, scale = 1 << reduction
         origin = (ceilDivide(ceilDivide(area.x0, sampling.dx), scale), ceilDivide(ceilDivide(area.y0, sampling.dy), scale))
         size = Size(width: ceilDivide(ceilDivide(area.x1, sampling.dx), scale) - origin.x,
@@ -248,8 +249,8 @@ final class JPEG2000Decoder: ImageDecoder {
     }
 
     /// Decodes band `index` over `columns` into `band`. OpenJPEG 2.5 cannot decode some areas on their own (tiles
-    /// it fails to skip: the conformance files with SOP/EPH markers and several tile-parts); when one fails, the
-    /// whole image is decoded once, within the budget, and becomes the only band.
+    /// it fails to skip: the conformance files with SOP/EPH markers and several tile-parts; any area of HTJ2K);
+    /// when one fails, the whole image is decoded once, within the budget, and becomes the only band.
     private func loadBand(_ index: Int) throws {
         bandIndex = nil
         let top = bandStarts[index], bottom = bandStarts[index + 1]
@@ -272,6 +273,9 @@ final class JPEG2000Decoder: ImageDecoder {
         }
         let wholeImage = top == 0 && bottom == size.height && columns == 0..<size.width
         do {
+            if layout.isHighThroughput && !wholeImage {
+                throw TesseraError.corrupt(path: codestream.input.name, detail: "HTJ2K areas do not decode apart")
+            }
             let codec = try areaCodec()
             try codec.decode(x0: reference(columns.lowerBound + origin.x, sampling.dx, area.x0, area.x1),
                              y0: reference(top + origin.y, sampling.dy, area.y0, area.y1),

@@ -5,7 +5,7 @@ import Foundation
 /// tiles over the width: lossless 5/3 with `lossless`, else the irreversible 9/7 at a compression ratio from
 /// `quality`; RPCL progression, PLT and TLM markers, and resolution levels down to a level that fits one tile,
 /// for random access by region and resolution. Gray, RGB (with the colour transform), with alpha, 8 or 16 bits.
-/// Also in memory (`encode`), for the server's `.jp2` responses.
+/// Also in memory (`encode`), for the server's `.jp2` responses; a `.j2c` path gets the codestream without boxes.
 final class JPEG2000Encoder: MemoryEncoder {
     /// Where the JP2 goes: a file under a temporary name until finished, or memory.
     private enum Output {
@@ -99,7 +99,8 @@ final class JPEG2000Encoder: MemoryEncoder {
         image.pointee.x1 = UInt32(size.width)
         image.pointee.y1 = UInt32(size.height)
         if format.hasAlpha { image.pointee.comps[components - 1].alpha = 1 }
-        guard let codec = opj_create_compress(OPJ_CODEC_JP2) else {
+        // A `.j2c` is the bare codestream; anything else a JP2 file.
+        guard let codec = opj_create_compress(path.lowercased().hasSuffix(".j2c") ? OPJ_CODEC_J2K : OPJ_CODEC_JP2) else {
             opj_image_destroy(image)
             throw TesseraError.io(path: path, detail: "OpenJPEG could not start an encoder")
         }
