@@ -42,9 +42,6 @@ import Testing
         for plan in [jpeg, png, small] {
             #expect(plan.shrunkSize.width >= 2 * plan.resampledSize.width)
         }
-        // A JPEG 2000 level is the wavelet's low-pass band: the smallest one at least the thumbnail's size is loaded.
-        let jp2 = thumbnailer.plan(for: Self.properties(.jpeg2000, 12_000, 8333), nativeScales: [1, 2, 4, 8, 16, 32, 64])
-        #expect(jp2.loadScale == 32 && jp2.boxFactor == 1 && jp2.shrunkSize == Size(width: 375, height: 261))
         let turned = thumbnailer.plan(for: Self.properties(.jpeg, 3000, 2000, orientation: 6))
         #expect(turned.resampledSize == Size(width: 256, height: 171) && turned.outputSize == Size(width: 171, height: 256))
     }

@@ -5,10 +5,6 @@ protocol ImageDecoder: RowDecoder {
     static func readProperties(of input: ImageInput) throws -> ImageProperties
     /// The reduction factors (1 = full size) this format can decode `page` at without a separate shrink.
     static func nativeScales(for properties: ImageProperties) -> [Int]
-    /// Whether the reduced scales are low-pass filtered as a resampling kernel would (JPEG 2000's wavelet
-    /// levels), so a thumbnail may load the smallest one at least its size; otherwise (a DCT scaling, a pyramid
-    /// of box averages) the kernel keeps the last 2x.
-    static var reducedScalesAreFiltered: Bool { get }
     /// Opens the image for decoding at `request.scale`, one of `nativeScales`.
     init(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws
     /// Opens the row decoder for `request`: `init` unless the format has a cheaper path for it.
@@ -27,8 +23,6 @@ protocol SharedDecoderState: AnyObject, Sendable {
 
 extension ImageDecoder {
     static func nativeScales(for properties: ImageProperties) -> [Int] { [1] }
-
-    static var reducedScalesAreFiltered: Bool { false }
 
     static func makeDecoder(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws -> any RowDecoder {
         try Self(input: input, properties: properties, request: request)

@@ -6,9 +6,7 @@
 ///       -> in memory: EXIF orientation, then the crop window
 ///
 /// The kernel always does at least the last 2x of the reduction, so shrink-on-load and the box never decide the
-/// result's sharpness or aliasing; except from JPEG 2000, whose levels are low-pass filtered by the wavelet: the
-/// smallest level at least the thumbnail's size is loaded (as `opj_decompress -r` would pick it) and the kernel
-/// does the rest.
+/// result's sharpness or aliasing.
 public struct Thumbnailer: Sendable {
     /// What to make.
     public struct Options: Sendable {
@@ -81,15 +79,12 @@ public struct Thumbnailer: Sendable {
             ? Size(width: min(options.size.width!, resizedUpright.width), height: min(options.size.height!, resizedUpright.height))
             : resizedUpright
         let source = sourceSize ?? properties.size
-        let decoder = ImageSource.decoder(for: properties.format)
-        let scales = nativeScales ?? decoder.nativeScales(for: properties)
-        // The largest integer reduction that still leaves the kernel at least 2x; 1 when enlarging. A level that
-        // is already low-pass filtered (JPEG 2000's) may be loaded down to the thumbnail's size.
+        let scales = nativeScales ?? ImageSource.decoder(for: properties.format).nativeScales(for: properties)
+        // The largest integer reduction that still leaves the kernel at least 2x; 1 when enlarging.
         let shrink = min(Double(source.width) / Double(resized.width), Double(source.height) / Double(resized.height))
         let integral = max(1, Int(shrink / 2))
-        let filtered = sourceSize == nil && decoder.reducedScalesAreFiltered
-        let load = scales.filter { $0 <= (filtered ? max(1, Int(shrink)) : integral) }.max() ?? 1
-        let box = max(1, integral / load)
+        let load = scales.filter { $0 <= integral }.max() ?? 1
+        let box = integral / load
         return Plan(loadScale: load, boxFactor: box, shrunkSize: reducedSize(source, by: load * box),
                     resampledSize: resized, orientation: orientation, outputSize: output)
     }

@@ -100,9 +100,6 @@ final class JPEG2000Decoder: ImageDecoder {
         (0..<(properties.jpeg2000?.resolutionLevels ?? 1)).map { 1 << $0 }
     }
 
-    /// A resolution level is the wavelet's low-pass band: filtered (5/3 or 9/7) before it was decimated.
-    static var reducedScalesAreFiltered: Bool { true }
-
     /// The colour space's name: the colour box's enumerated space where there is one, else OpenJPEG's.
     private static func colorSpaceName(_ enumerated: Int?, _ space: OPJ_COLOR_SPACE, hasICC: Bool) -> String {
         if hasICC { return "ICC" }
