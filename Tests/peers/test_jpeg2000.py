@@ -378,5 +378,5 @@ def test_convert_writes_htj2k_that_openjph_and_tessera_read_back(tessera, tmp_pa
     else:
         assert np.abs(back.astype(int) - array).mean() < 4
     refused = run(tessera, "convert", source, tmp_path / "classic.jp2", "--htj2k")
-    assert refused.returncode == 1 and len(refused.stderr.strip().splitlines()) == 1 and "classic.jp2" in refused.stderr
+    assert refused.returncode != 0 and len(refused.stderr.strip().splitlines()) == 1 and "classic.jp2" in refused.stderr
     assert not (tmp_path / "classic.jp2").exists()
