@@ -32,13 +32,15 @@ let package = Package(
         // curl_easy_setopt's varargs, which Swift cannot pass.
         .target(name: "CCurlShims", dependencies: ["CCurl"], linkerSettings: [.linkedLibrary("curl")]),
 
+        // OpenJPH's C++ HTJ2K encoder behind a C interface.
+        .target(name: "CHTJ2KShim", linkerSettings: [.linkedLibrary("openjph"), .linkedLibrary("stdc++")]),
         // The CATiledLayer-style engine: pure Swift, no C, no Foundation.
         .target(name: "TesseraTiling"),
         // Image I/O and processing over the C codecs.
         .target(
             name: "Tessera",
-            dependencies: ["CJPEG", "CPNG", "CTIFF", "CWebP", "CZlib", "CXML2", "COpenJPEG", "CCodecShims", "CCurl",
-                           "CCurlShims"]
+            dependencies: ["CJPEG", "CPNG", "CTIFF", "CWebP", "CZlib", "CXML2", "COpenJPEG", "CCodecShims", "CHTJ2KShim",
+                           "CCurl", "CCurlShims", "TesseraTiling"]
         ),
         // libmicrohttpd's varargs start function, which Swift cannot call.
         .target(name: "CServerShims", dependencies: ["CMicroHTTPD"], linkerSettings: [.linkedLibrary("microhttpd")]),

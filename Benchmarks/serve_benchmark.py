@@ -171,6 +171,7 @@ def main():
     parser.add_argument("--jp2", action="store_true", help="serve the sample as a tiled JP2, Tessera with --no-cache")
     parser.add_argument("--deployment", action="store_true",
                         help="one instance against three behind nginx (deploy/nginx/), with and without proxy_cache")
+    parser.add_argument("--decoded-tiles", metavar="BYTES", help="tessera serve's --decoded-tiles (default: its own)")
     args = parser.parse_args()
     if args.jp2:
         tiff = make_sample.cached_jp2(make_sample.cached_sample(WORK_DIR, {"quick": 4, "100mp": 100}[args.size]), "opj")
@@ -188,7 +189,8 @@ def main():
         return
     name = os.path.basename(tiff)
     tessera = subprocess.Popen([args.tessera, "serve", tiff, "--port", str(TESSERA_PORT), "--quiet",
-                                *(["--no-cache"] if args.jp2 else [])],
+                                *(["--no-cache"] if args.jp2 else []),
+                                *(["--decoded-tiles", args.decoded_tiles] if args.decoded_tiles else [])],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     lighttpd, pid_file = start_iipsrv(folder)
     servers = {

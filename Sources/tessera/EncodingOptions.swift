@@ -21,6 +21,7 @@ struct EncodingOptions: Sendable {
     static let bitDepth = Option("bit-depth", ValueKind.choice([("8", 8), ("16", 16)]).optional,
                                  default: .described("the input's", defaults.bitDepth), "PNG and TIFF bits per sample")
     static let lossless = Option(flag: "lossless", "WebP and JPEG 2000: lossless")
+    static let htj2k = Option(flag: "htj2k", "JPEG 2000: write HTJ2K (Part 15, through OpenJPH) to .j2c; .jph always is")
     static let background = Option("background", .colour, default: defaults.background,
                                    "colour to flatten alpha onto for JPEG")
 
@@ -32,7 +33,7 @@ struct EncodingOptions: Sendable {
     /// The image options, in the order help lists them.
     var all: [any OptionDeclaration] {
         [quality, Self.progressive, Self.subsampling, Self.optimize, Self.level, Self.bitDepth, Self.lossless,
-         Self.background]
+         Self.htj2k, Self.background]
     }
 
     /// The image options and the TIFF layout options.
@@ -49,6 +50,7 @@ struct EncodingOptions: Sendable {
         options.compressionLevel = arguments[Self.level]
         options.bitDepth = arguments[Self.bitDepth]
         options.lossless = arguments[Self.lossless]
+        options.highThroughput = arguments[Self.htj2k]
         options.background = arguments[Self.background]
         options.tiffCompression = arguments[Self.tiffCompression]
         if let tile = arguments[Self.tiffTileSize] {

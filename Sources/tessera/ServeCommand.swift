@@ -28,7 +28,7 @@ enum ServeCommand: Command {
             follow X-Forwarded-Proto, -Host and -Prefix, or --public-url; GET /health answers its checks.
             """,
         options: [port, host, prefix, publicURL, threads] + PyramidCacheOptions.all
-            + [responseCache, maxAge, renderMemory, renderQueue, renderWait, drainGrace, web, quiet])
+            + [responseCache, decodedTiles, maxAge, renderMemory, renderQueue, renderWait, drainGrace, web, quiet])
 
     static let port = Option("port", .integer(in: 0...65_535), default: defaultPort, "TCP port; 0 picks a free one")
     /// The port unless `--port` says otherwise; `tile --layout iiif` writes ids for it.
@@ -54,6 +54,8 @@ enum ServeCommand: Command {
                                    "longest a render waits for render memory, in seconds, before a 503")
     static let drainGrace = Option("drain-grace", .integer(in: 0...3600), default: 30,
                                    "seconds a SIGTERM or Ctrl-C gives the requests in flight before the server exits")
+    static let decodedTiles = Option("decoded-tiles", .byteSize, default: IIIFService.Configuration().decodedTileBytes,
+                                     "most memory whole decoded JPEG 2000 tiles are kept in, for the requests inside them")
     static let threads = CommonOptions.threads("request threads", perCore: 2, upTo: 1024)
     static let web = Option("web", ValueKind.text("DIR").optional,
                             default: .described("the Web/ folder found from the executable up", nil), "the viewer's files")
@@ -71,6 +73,7 @@ enum ServeCommand: Command {
         configuration.publicBase = arguments[publicURL]
         configuration.renderBudget = RenderBudget.Limits(bytes: arguments[renderMemory], queueLength: arguments[renderQueue],
                                                          maxWait: Double(arguments[renderWait]))
+        configuration.decodedTileBytes = arguments[decodedTiles]
         let catalog: ImageCatalog
         do {
             catalog = try ImageCatalog(path: paths[0])

@@ -87,6 +87,37 @@ struct JPEG2000Tests {
         }
     }
 
+    /// Reads through a `DecodedTileCache` (whole tiles decoded once, at each reduction) give the pixels of reads
+    /// that decode only their area: a written tiled JP2, a subsampled tiled conformance file, every reduction,
+    /// regions across tile edges, twice (the second from the cache); and p1_06 at full size and 1/2, whose tiles
+    /// (PPT markers) OpenJPEG cannot decode twice through one decompressor, read as areas instead.
+    @Test func readsFromCachedWholeTilesEqualAreaReads() throws {
+        let folder = try TestImages.folder()
+        let written = "\(folder)/tiled.jp2"
+        var options = EncodeOptions()
+        options.tileSize = 128
+        try ImageWriter.write(BufferReader(TestImages.make(width: 333, height: 270, format: .rgb8, smooth: true)),
+                              to: written, options: options)
+        let cache = DecodedTileCache(byteLimit: 1 << 20)
+        for path in [written, "\(Self.data)/p0_09.j2k", "\(Self.data)/p1_06.j2k"] {
+            let source = try ImageSource(path: path)
+            for scale in JPEG2000Decoder.nativeScales(for: source.properties) where !path.hasSuffix("p1_06.j2k") || scale <= 2 {
+                let full = Rect(source.properties.size)
+                let part = Rect(x: full.width / 3, y: full.height / 4, width: full.width / 2, height: full.height / 2)
+                let regions = path.hasSuffix("p1_06.j2k") ? [full] : [full, part].filter { $0.width >= 4 * scale }
+                for region in regions {
+                    let expected = try source.makeReader(ReadOptions(region: region, scale: scale)).readAll()
+                    for pass in 1...2 {
+                        let cached = try source.makeReader(ReadOptions(region: region, scale: scale, tileCache: cache))
+                            .readAll()
+                        #expect(TestImages.maxDifference(cached, expected) == 0, "\(path) 1/\(scale) \(region) pass \(pass)")
+                    }
+                }
+            }
+        }
+        #expect(cache.usage.count > 0 && cache.usage.bytes <= cache.byteLimit)
+    }
+
     @Test func resolutionLevelsReachATileAndStopWhereTilesDo() {
         #expect(JPEG2000Encoder.resolutionLevels(size: Size(width: 900, height: 700), tile: 256) == 3)
         #expect(JPEG2000Encoder.resolutionLevels(size: Size(width: 100, height: 80), tile: 256) == 1)

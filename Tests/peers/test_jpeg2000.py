@@ -243,7 +243,11 @@ def test_tile_makes_a_deep_zoom_pyramid_of_a_jp2(tessera, tmp_path):
 
 def test_serve_offers_the_codestream_tiles_and_levels(tessera, tmp_path):
     """With the pyramid cache off, info.json offers the codestream's tile size and its resolution levels as scale
-    factors, and a tile at a reduced level is that level's pixels, as opj_decompress decodes them."""
+    factors, and a tile at a reduced level is that level's pixels, as opj_decompress decodes them (through the
+    server's decoded whole tiles: asked twice, and beside a tile of the same codestream tile). `.jp2` is an extra
+    format: the same tile as a JP2 that Pillow decodes to nearly those pixels."""
+    import io
+    from PIL import Image
     import json
     import subprocess
     import urllib.request
@@ -261,14 +265,19 @@ def test_serve_offers_the_codestream_tiles_and_levels(tessera, tmp_path):
             info = json.load(response)
         assert info["tiles"][0]["width"] == 512 and info["tiles"][0]["height"] == 512
         assert info["tiles"][0]["scaleFactors"] == [1, 2, 4, 8, 16, 32]
-        with urllib.request.urlopen(f"{base}/master.jp2/1024,0,376,1000/188,/0/default.png",
-                                    timeout=30) as response:
-            (tmp_path / "tile.png").write_bytes(response.read())
+        assert "jp2" in info["extraFormats"]
+        for region in ["1024,0,376,512", "1024,0,376,1000", "1024,0,376,1000"]:
+            with urllib.request.urlopen(f"{base}/master.jp2/{region}/188,/0/default.png", timeout=30) as response:
+                (tmp_path / "tile.png").write_bytes(response.read())
+        with urllib.request.urlopen(f"{base}/master.jp2/1024,0,376,1000/188,/0/default.jp2", timeout=30) as response:
+            assert response.headers["Content-Type"] == "image/jp2"
+            jp2 = np.asarray(Image.open(io.BytesIO(response.read())).convert("RGB"))
     finally:
         process.terminate()
         assert process.wait(timeout=10) == 0
     expected = reference(path, tmp_path, "-d", "1024,0,1400,1000", "-r", "1", reduction=1)
     assert np.array_equal(read_png(tmp_path / "tile.png"), expected)
+    assert jp2.shape == expected.shape and np.abs(jp2.astype(int) - expected).mean() < 3
 
 
 @pytest.mark.skipif(shutil.which("ojph_compress") is None, reason="needs openjph-tools")
@@ -332,3 +341,42 @@ def test_convert_to_jp2_leaves_nothing_on_failure(tessera, tmp_path):
     result = run(tessera, "convert", source, tmp_path / "out.jp2", "--memory-limit", "64K")
     assert result.returncode == 1 and "out.jp2" in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == [source]
+
+
+@pytest.mark.skipif(shutil.which("ojph_expand") is None, reason="needs openjph-tools")
+@pytest.mark.parametrize("name,options", [("out.jph", ["--lossless"]), ("out.j2c", ["--htj2k", "--lossless"]),
+                                          ("gray.jph", ["--lossless"]), ("lossy.j2c", ["--htj2k", "-Q", "80"])])
+def test_convert_writes_htj2k_that_openjph_and_tessera_read_back(tessera, tmp_path, name, options):
+    """HTJ2K written through OpenJPH, a row at a time: a .jph file (JP2-family boxes, brand 'jph ') or a .j2c
+    codestream; lossless is the source's pixels through ojph_expand and through Tessera's reader (whole, and a
+    region), lossy is close; a .jp2 asked for as HTJ2K is refused in one line."""
+    from PIL import Image
+    channels = 1 if name.startswith("gray") else 3
+    array = photo(270, 333, channels, seed=31)
+    source = tmp_path / "source.png"
+    write_png(source, array)
+    target = tmp_path / name
+    result = run(tessera, "convert", source, target, *options)
+    assert result.returncode == 0, result.stderr
+    assert "HTJ2K" in run(tessera, "info", target).stdout
+    if name.endswith(".jph"):
+        assert target.read_bytes()[:12] == b"\0\0\0\x0cjP  \r\n\x87\n" and b"ftypjph " in target.read_bytes()[:40]
+    else:
+        assert target.read_bytes()[:4] == b"\xff\x4f\xff\x51"
+        expanded = tmp_path / ("expanded.pgm" if channels == 1 else "expanded.ppm")
+        result = run("ojph_expand", "-i", target, "-o", expanded)
+        assert result.returncode == 0, result.stderr + result.stdout
+        openjph = np.asarray(Image.open(expanded))
+        assert openjph.shape == array.shape[:2] + ((3,) if channels == 3 else ())
+    back = decode(tessera, target, tmp_path)
+    region = decode(tessera, target, tmp_path, "region", "--rect", "40,30,200,150")
+    if "--lossless" in options:
+        assert np.array_equal(back.reshape(array.shape), array)
+        assert np.array_equal(region.reshape(array[30:180, 40:240].shape), array[30:180, 40:240])
+        if not name.endswith(".jph"):
+            assert np.array_equal(openjph.reshape(array.shape), array)
+    else:
+        assert np.abs(back.astype(int) - array).mean() < 4
+    refused = run(tessera, "convert", source, tmp_path / "classic.jp2", "--htj2k")
+    assert refused.returncode != 0 and len(refused.stderr.strip().splitlines()) == 1 and "classic.jp2" in refused.stderr
+    assert not (tmp_path / "classic.jp2").exists()

@@ -9,6 +9,16 @@ protocol ImageDecoder: RowDecoder {
     init(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws
     /// Opens the row decoder for `request`: `init` unless the format has a cheaper path for it.
     static func makeDecoder(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws -> any RowDecoder
+    /// What the format keeps of an opened file between reads (given to every decoder in `DecodeRequest.shared`),
+    /// or nil when it keeps nothing.
+    static func sharedState(input: ImageInput, properties: ImageProperties) -> (any SharedDecoderState)?
+}
+
+/// What a format keeps of an opened file between reads, made once per `ImageSource` (JPEG 2000's decompressors
+/// with their headers read).
+protocol SharedDecoderState: AnyObject, Sendable {
+    /// The most memory it holds between reads, in bytes (estimated).
+    var heldByteLimit: Int { get }
 }
 
 extension ImageDecoder {
@@ -17,6 +27,8 @@ extension ImageDecoder {
     static func makeDecoder(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws -> any RowDecoder {
         try Self(input: input, properties: properties, request: request)
     }
+
+    static func sharedState(input: ImageInput, properties: ImageProperties) -> (any SharedDecoderState)? { nil }
 }
 
 /// What a decoder is asked for when it is opened.
@@ -32,6 +44,10 @@ struct DecodeRequest {
     var region: Rect? = nil
     /// Where entropy indexes are kept (`JPEGEntropyIndex`), or nil to use none.
     var entropyIndexFolder: String? = nil
+    /// What the `ImageSource` keeps for the format between reads (`ImageDecoder.sharedState`).
+    var shared: (any SharedDecoderState)? = nil
+    /// Where whole decoded tiles are kept between reads, or nil to decode only what is asked.
+    var tileCache: DecodedTileCache? = nil
 }
 
 /// Size reduction when codecs scale: `ceil(size / scale)`, as libjpeg and libvips round.

@@ -32,6 +32,9 @@ public struct EncodeOptions: Sendable {
     public var bitDepth: Int?
     /// WebP and JPEG 2000: lossless instead of lossy.
     public var lossless = false
+    /// JPEG 2000: HTJ2K (High-Throughput, Part 15) through OpenJPH, in a `.jph` file or a `.j2c` codestream; a
+    /// `.jph` file always is.
+    public var highThroughput = false
     public var tiffCompression: TIFFCompression = .deflate
     /// TIFF: tiles of `tileSize` instead of strips. JPEG 2000 is always tiled, at `tileSize`.
     public var tiled = false

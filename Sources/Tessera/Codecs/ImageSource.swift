@@ -12,16 +12,20 @@ public struct ReadOptions: Sendable {
     /// The folder where entropy indexes of plain JPEGs are kept (`tessera index`, the pyramid cache's folder):
     /// a region of a JPEG with an index there decodes only the MCUs it covers. Nil uses none.
     public var entropyIndexFolder: String?
+    /// Where whole decoded codestream tiles are kept between reads (a server's many small reads of one JPEG 2000
+    /// tile then decode it once); nil decodes only what this read asks.
+    public var tileCache: DecodedTileCache?
 
     /// Options reading `region` (nil: all) of `page` at `1/scale`, failing on truncated data unless `allowPartial`,
-    /// with the entropy indexes in `entropyIndexFolder`.
+    /// with the entropy indexes in `entropyIndexFolder` and decoded tiles kept in `tileCache`.
     public init(region: Rect? = nil, scale: Int = 1, page: Int = 0, allowPartial: Bool = false,
-                entropyIndexFolder: String? = nil) {
+                entropyIndexFolder: String? = nil, tileCache: DecodedTileCache? = nil) {
         self.region = region
         self.scale = scale
         self.page = page
         self.allowPartial = allowPartial
         self.entropyIndexFolder = entropyIndexFolder
+        self.tileCache = tileCache
     }
 }
 
@@ -34,6 +38,11 @@ public final class ImageSource: Sendable {
     public let properties: ImageProperties
     /// The budget decoders check before buffering more than a window of rows.
     public let budget: MemoryBudget
+    /// What the format keeps of the file between reads (JPEG 2000's decompressors with their headers read).
+    private let shared: (any SharedDecoderState)?
+
+    /// The most memory the source holds between reads beyond its properties, in bytes (estimated).
+    public var heldBytes: Int { shared?.heldByteLimit ?? 0 }
 
     /// Opens a file; the format comes from its first bytes, whatever its extension.
     public convenience init(path: String, budget: MemoryBudget = .default) throws {
@@ -55,6 +64,7 @@ public final class ImageSource: Sendable {
         self.input = input
         self.properties = properties
         self.budget = budget
+        shared = Self.decoder(for: format).sharedState(input: input, properties: properties)
     }
 
     /// The decoder type for each format.
@@ -86,7 +96,8 @@ public final class ImageSource: Sendable {
             ? decoderType.nativeScales(for: properties).filter { options.scale % $0 == 0 }.max() ?? 1 : 1
         let request = DecodeRequest(scale: nativeScale, page: options.page, budget: budget,
                                     allowPartial: options.allowPartial, region: options.region?.reduced(by: nativeScale),
-                                    entropyIndexFolder: options.entropyIndexFolder)
+                                    entropyIndexFolder: options.entropyIndexFolder, shared: shared,
+                                    tileCache: options.tileCache)
         let decoder = try decoderType.makeDecoder(input: input, properties: properties, request: request)
         let full = Rect(options.page == 0 ? properties.size : decoder.size)
         let region = options.region ?? full

@@ -33,7 +33,7 @@ public enum ImageWriter {
         guard let fileExtension, fileExtension.count > 1, let format = ImageFormat(fileExtension: String(fileExtension.last!)),
               writableFormats.contains(format) else {
             throw TesseraError.invalidArgument(
-                "\(path): cannot tell the output format from the extension (use .jpg, .png, .webp, .tif or .jp2)")
+                "\(path): cannot tell the output format from the extension (use .jpg, .png, .webp, .tif, .jp2, .jph or .j2c)")
         }
         return format
     }
@@ -54,15 +54,25 @@ public enum ImageWriter {
     public static func makeEncoder(path: String, format fileFormat: ImageFormat? = nil, size: Size,
                                    pixelFormat: PixelFormat, options: EncodeOptions = EncodeOptions())
         throws -> (encoder: any ImageEncoder, pixelFormat: PixelFormat) {
-        let type = try encoderType(path: path, format: fileFormat)
+        let type = try encoderType(path: path, format: fileFormat, options: options)
         let accepted = type.acceptedFormat(for: pixelFormat, options: options)
         let encoder = try type.init(target: EncodeTarget(path: path, size: size, format: accepted, options: options))
         return (encoder, accepted)
     }
 
     /// The encoder for `format`, or for the extension of `path` when `format` is nil.
-    private static func encoderType(path: String, format: ImageFormat?) throws -> any FormatEncoder.Type {
+    /// JPEG 2000 is HTJ2K (OpenJPH) in a `.jph` file or when `options.highThroughput` says so (in `.jph` or `.j2c`
+    /// only: a `.jp2` file is classic JPEG 2000), else OpenJPEG's (a `.j2c` as a raw codestream).
+    private static func encoderType(path: String, format: ImageFormat?, options: EncodeOptions) throws
+        -> any FormatEncoder.Type {
         let fileFormat = try format ?? self.format(forPath: path)
+        let lowercased = path.lowercased()
+        if fileFormat == .jpeg2000, options.highThroughput || lowercased.hasSuffix(".jph") {
+            guard lowercased.hasSuffix(".jph") || lowercased.hasSuffix(".j2c") else {
+                throw TesseraError.invalidArgument("\(path): HTJ2K is written as .jph or .j2c, not .jp2")
+            }
+            return HTJ2KEncoder.self
+        }
         guard let type = encoderType(for: fileFormat) else {
             throw TesseraError.unsupported(path: path, feature: "writing \(fileFormat.displayName) files")
         }
@@ -104,7 +114,7 @@ public enum ImageWriter {
     public static func write(_ reader: any ImageReader, to path: String, format: ImageFormat? = nil,
                              options: EncodeOptions = EncodeOptions(), stripHeight: Int = 64,
                              progress: ((_ rowsDone: Int, _ rows: Int) -> Void)? = nil) throws {
-        let type = try encoderType(path: path, format: format)
+        let type = try encoderType(path: path, format: format, options: options)
         let accepted = type.acceptedFormat(for: reader.format, options: options)
         let source = accepted == reader.format
             ? reader : FormatConvertingReader(source: reader, format: accepted, background: options.background)

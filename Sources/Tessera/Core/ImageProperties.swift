@@ -55,7 +55,7 @@ public enum ImageFormat: String, Sendable, Codable, CaseIterable {
         case "webp": self = .webp
         case "bmp": self = .bmp
         case "gif": self = .gif
-        case "jp2": self = .jpeg2000
+        case "jp2", "jph", "j2c": self = .jpeg2000
         default: return nil
         }
     }

@@ -21,8 +21,11 @@ final class OpenImages: Sendable {
         /// What to read the image from now.
         var source: ImageSource { current.source }
 
-        /// The memory the entry holds, estimated: the opened files' state and their tile indexes.
-        var byteCost: Int { 4096 + (tiles?.indexByteCount ?? 0) + (previewTiles?.indexByteCount ?? 0) }
+        /// The memory the entry holds, estimated: the opened files' state (a JPEG 2000's idle decompressors) and
+        /// their tile indexes.
+        var byteCost: Int {
+            4096 + current.source.heldBytes + (tiles?.indexByteCount ?? 0) + (previewTiles?.indexByteCount ?? 0)
+        }
     }
 
     /// The memory the open images may hold together unless told otherwise: 64 MiB, some ten thousand plain images.

@@ -44,7 +44,7 @@ struct IIIFInfo {
             "height": size.height,
             "tiles": [["width": tileSize, "height": tileSize, "scaleFactors": scaleFactors]],
             "sizes": sizes.map { ["width": $0.width, "height": $0.height] },
-            "extraFormats": ["webp"],
+            "extraFormats": ["webp", "jp2"],
             "extraQualities": ["color", "gray", "bitonal"],
             "extraFeatures": ["mirroring", "sizeUpscaling", "canonicalLinkHeader", "profileLinkHeader"],
         ]

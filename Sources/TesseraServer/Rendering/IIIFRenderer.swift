@@ -5,7 +5,7 @@ import Tessera
 /// for the exact size, then mirroring, rotation and quality on the small result, and the encoder.
 enum IIIFRenderer {
     /// The media type of each output format the server writes.
-    static let mediaTypes = ["jpg": "image/jpeg", "png": "image/png", "webp": "image/webp"]
+    static let mediaTypes = ["jpg": "image/jpeg", "png": "image/png", "webp": "image/webp", "jp2": "image/jp2"]
     /// Formats in the spec that the server does not write: 415, not 400.
     static let knownFormats: Set = ["jpg", "png", "webp", "tif", "gif", "pdf", "jp2"]
 
@@ -92,12 +92,14 @@ enum IIIFRenderer {
     }
 
     /// The encoded image and its media type; a plain JPEG's region is read through its entropy index when
-    /// `entropyIndexFolder` holds one.
-    static func render(_ plan: Plan, quality jpegQuality: Int, entropyIndexFolder: String? = nil) throws
+    /// `entropyIndexFolder` holds one, a JPEG 2000's from the whole tiles in `tileCache`.
+    static func render(_ plan: Plan, quality jpegQuality: Int, entropyIndexFolder: String? = nil,
+                       tileCache: DecodedTileCache? = nil) throws
         -> (bytes: [UInt8], mediaType: String) {
         let request = plan.request, source = plan.source
         var reader: any ImageReader = try source.makeReader(
-            ReadOptions(region: plan.region, scale: plan.scale, entropyIndexFolder: entropyIndexFolder))
+            ReadOptions(region: plan.region, scale: plan.scale, entropyIndexFolder: entropyIndexFolder,
+                        tileCache: tileCache))
         if reader.size != request.size { reader = try ResamplingReader(source: reader, size: request.size) }
         var options = EncodeOptions()
         options.quality = jpegQuality

@@ -25,10 +25,13 @@ public final class IIIFService: Sendable {
         public var publicBase: PublicBase?
         /// The memory all renders in flight may hold together, and the queue of those waiting for it.
         public var renderBudget = RenderBudget.Limits(bytes: MemoryBudget.default.limit, queueLength: 64, maxWait: 10)
+        /// The most memory whole decoded codestream tiles are kept in (`DecodedTileCache`), in bytes: the requests
+        /// that fall in one JPEG 2000 tile then decode it once.
+        public var decodedTileBytes = 256 << 20
 
         /// The defaults: `/iiif`, 256-pixel tiles, responses of at most 25 MP, JPEG quality 85, no pyramid cache,
         /// 128 MiB of rendered responses kept a day, the address from each request, renders within the default
-        /// memory limit with 64 waiting at most 10 s.
+        /// memory limit with 64 waiting at most 10 s, 256 MiB of decoded JPEG 2000 tiles.
         public init() {}
     }
 
@@ -38,6 +41,8 @@ public final class IIIFService: Sendable {
     public let responses: ResponseCache
     /// The memory renders hold, shared by every render of the site (the progressive streams' too).
     public let renderBudget: RenderBudget
+    /// The decoded codestream tiles, shared by every request.
+    public let decodedTiles: DecodedTileCache
     private let images: OpenImages
 
     /// A service answering for the images of `catalog`.
@@ -47,6 +52,7 @@ public final class IIIFService: Sendable {
         images = OpenImages(cache: configuration.cache)
         responses = ResponseCache(byteLimit: configuration.responseCacheBytes)
         renderBudget = RenderBudget(limits: configuration.renderBudget)
+        decodedTiles = DecodedTileCache(byteLimit: configuration.decodedTileBytes)
     }
 
     /// How many images are open, and the memory they hold.
@@ -147,7 +153,7 @@ public final class IIIFService: Sendable {
                                                  reducedBy: preview == nil ? 1 : PyramidCache.previewFactor)
                 let (bytes, mediaType) = try renderBudget.withReservation(of: plan.workingSet) {
                     try IIIFRenderer.render(plan, quality: configuration.jpegQuality,
-                                            entropyIndexFolder: configuration.cache?.folder)
+                                            entropyIndexFolder: configuration.cache?.folder, tileCache: decodedTiles)
                 }
                 return ResponseCache.Response(bytes: bytes, mediaType: mediaType)
             }

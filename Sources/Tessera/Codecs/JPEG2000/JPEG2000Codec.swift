@@ -3,8 +3,9 @@ import Foundation
 
 /// One OpenJPEG decompressor over a file, its main header read: the image it describes (components, sizes,
 /// colour space, ICC profile), the codestream's structure, and decoding of an area at a resolution. OpenJPEG's
-/// messages are kept, never printed, and its failures become `TesseraError`s naming the file.
-final class JPEG2000Codec {
+/// messages are kept, never printed, and its failures become `TesseraError`s naming the file. Used by one thread
+/// at a time: `JPEG2000Codestream` lends it to one read, then keeps it for the next.
+final class JPEG2000Codec: @unchecked Sendable {
     /// Whether the file is a JP2-family file (boxes around the codestream) or a raw codestream.
     enum Container {
         case jp2, codestream
@@ -17,12 +18,14 @@ final class JPEG2000Codec {
     let image: UnsafeMutablePointer<opj_image_t>
     /// The error messages OpenJPEG reports, kept for the error thrown.
     private let messages = OpenJPEGMessages()
-    /// Whether `decode` ran: OpenJPEG decodes one area per decompressor, except for single-tile images.
+    /// Whether `decode` ran: OpenJPEG decodes one area per decompressor, except for single-tile images, whereas
+    /// `decodeTile` may be called any number of times, in any order of tiles and reductions.
     private(set) var hasDecoded = false
 
-    /// Reads the main header of `source`, to decode at `reduction` (resolution levels discarded). OpenJPEG decodes
-    /// on the calling thread only: Tessera's parallelism is its callers' (the server's requests, one decoder each),
-    /// and a thread pool per decompressor cost the server half its tiles per second.
+    /// Reads the main header of `source`, for areas decoded at `reduction` (resolution levels discarded; whole
+    /// tiles say their own). OpenJPEG decodes on the calling thread only: Tessera's parallelism is
+    /// its callers' (the server's requests, one decoder each), and a thread pool per decompressor cost the server
+    /// half its tiles per second.
     init(source: JPEG2000ByteSource, container: Container, reduction: Int = 0) throws {
         self.source = source
         guard let codec = opj_create_decompress(container == .jp2 ? OPJ_CODEC_JP2 : OPJ_CODEC_J2K),
@@ -92,6 +95,29 @@ final class JPEG2000Codec {
         }
         for index in 0..<Int(image.pointee.numcomps) where image.pointee.comps[index].data == nil {
             throw TesseraError.corrupt(path: source.name, detail: "component \(index) was not decoded")
+        }
+    }
+
+    /// Decodes codestream tile `index` whole into `image`, `reduction` resolution levels discarded; the
+    /// decompressor stays ready for any other tile (it remembers where the tiles it passed start).
+    func decodeTile(_ index: Int, reduction: Int) throws {
+        messages.clear()
+        guard opj_set_decoded_resolution_factor(codec, UInt32(reduction)) != 0,
+              opj_get_decoded_tile(codec, stream, image, UInt32(index)) != 0 else {
+            throw Self.failure(messages, reading: "tile \(index)", name: source.name, position: source.position,
+                               length: source.length)
+        }
+        for component in 0..<Int(image.pointee.numcomps) where image.pointee.comps[component].data == nil {
+            throw TesseraError.corrupt(path: source.name, detail: "component \(component) of tile \(index) was not decoded")
+        }
+    }
+
+    /// Frees the decoded samples (OpenJPEG allocates them again for the next tile), so that an idle decompressor
+    /// holds only its header.
+    func releaseSamples() {
+        for component in 0..<Int(image.pointee.numcomps) {
+            opj_image_data_free(image.pointee.comps[component].data)
+            image.pointee.comps[component].data = nil
         }
     }
 

@@ -4,22 +4,24 @@ import Foundation
 /// Decodes JPEG 2000 (JP2, JPH and raw codestreams, HTJ2K included) through OpenJPEG, a band of rows at a time:
 /// a band is one row of codestream tiles (or, untiled, as many rows as the memory budget allows), decoded with
 /// `opj_set_decode_area` over only the columns asked for, so OpenJPEG reads only the tiles and code-blocks that
-/// meet them. Native scales are the resolution levels: 1/2^r discards r levels without decoding them.
+/// meet them; or, given a `DecodedTileCache`, from whole codestream tiles decoded once and kept there. Native
+/// scales are the resolution levels: 1/2^r discards r levels without decoding them.
 final class JPEG2000Decoder: ImageDecoder {
     let size: Size
     let format: PixelFormat
-    private let source: JPEG2000ByteSource
-    private let container: JPEG2000Codec.Container
+    private let codestream: JPEG2000Codestream
+    private let layout: JPEG2000Codestream.Layout
     private let reduction: Int
     private let request: DecodeRequest
-    /// The header's decompressor, reused for every band of a single-tile image; other images take a new one a band.
-    private var codec: JPEG2000Codec
-    private let isTiled: Bool
-    /// The reference grid's image area, and component 0's sampling on it.
-    private let area: (x0: Int, y0: Int, x1: Int, y1: Int)
-    private let sampling: (dx: Int, dy: Int)
+    /// The decompressor of the area decodes: reused for every band of a single-tile image; other images take a
+    /// new one a band.
+    private var codec: JPEG2000Codec?
+    /// Whether bands are put together from whole tiles in `request.tileCache`.
+    private var fromCachedTiles: Bool
     /// Component 0's first column and row at this reduction, in its own reduced coordinates.
     private let origin: (x: Int, y: Int)
+    /// The first row of each codestream tile row, then the image's height.
+    private var tileRowStarts: [Int] = []
     /// The first row of each band, then the image's height.
     private var bandStarts: [Int] = []
     private var columns: Range<Int>
@@ -32,6 +34,10 @@ final class JPEG2000Decoder: ImageDecoder {
     private var started = false
     /// The error a decode failed with: a decompressor that failed is in no state to decode again.
     private var failure: Error?
+
+    static func sharedState(input: ImageInput, properties: ImageProperties) -> (any SharedDecoderState)? {
+        JPEG2000Codestream(input: input, properties: properties)
+    }
 
     // MARK: - Properties
 
@@ -128,37 +134,30 @@ final class JPEG2000Decoder: ImageDecoder {
     // MARK: - Opening
 
     init(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws {
-        let source = try JPEG2000ByteSource(input)
-        guard let container = JPEG2000Codec.container(of: source.bytes(at: 0, count: 12)) else {
-            throw TesseraError.unknownFormat(path: input.name)
-        }
+        codestream = request.shared as? JPEG2000Codestream ?? JPEG2000Codestream(input: input, properties: properties)
+        layout = try codestream.layout()
         let reduction = request.scale.trailingZeroBitCount
-        let codec = try JPEG2000Codec(source: source, container: container, reduction: reduction)
-        let image = codec.image.pointee
-        let (info, _) = try codec.structure()
-        self.source = source
-        self.container = container
         self.reduction = reduction
         self.request = request
-        self.codec = codec
-        isTiled = info.tw * info.th > 1
-        area = (Int(image.x0), Int(image.y0), Int(image.x1), Int(image.y1))
-        sampling = (Int(image.comps[0].dx), Int(image.comps[0].dy))
-        let scale = 1 << reduction
+        fromCachedTiles = request.tileCache != nil && layout.isTiled && !layout.isHighThroughput
+            && codestream.wholeTilesDecode
+        let area = layout.area, sampling = layout.sampling, scale = 1 << reduction
         origin = (ceilDivide(ceilDivide(area.x0, sampling.dx), scale), ceilDivide(ceilDivide(area.y0, sampling.dy), scale))
-        size = Self.reducedSize(image, reduction: reduction)
+        size = Size(width: ceilDivide(ceilDivide(area.x1, sampling.dx), scale) - origin.x,
+                    height: ceilDivide(ceilDivide(area.y1, sampling.dy), scale) - origin.y)
         guard size.width > 0, size.height > 0 else {
             throw TesseraError.invalidArgument("\(input.name): no resolution level at 1/\(request.scale) scale")
         }
         format = Self.format(for: properties)
         columns = 0..<size.width
         rows = 0..<size.height
-        if isTiled {
+        if layout.isTiled {
             // Tile rows on the reference grid, as rows of component 0 at this reduction.
-            bandStarts = (0..<Int(info.th)).map { row in
-                let top = max(area.y0, Int(info.ty0) + row * Int(info.tdy))
+            tileRowStarts = (0..<layout.tileRows).map { row in
+                let top = max(area.y0, layout.tileOrigin.y + row * layout.tileSize.height)
                 return ceilDivide(ceilDivide(top, sampling.dy), scale) - origin.y
             }
+            bandStarts = tileRowStarts
         }
     }
 
@@ -170,7 +169,7 @@ final class JPEG2000Decoder: ImageDecoder {
     }
 
     /// The output channels for a decoded image, its palette applied.
-    private static func channels(of image: opj_image_t) -> JPEG2000Channels {
+    static func channels(of image: opj_image_t) -> JPEG2000Channels {
         let comps = (0..<Int(image.numcomps)).map { image.comps[$0] }
         return JPEG2000Channels(precisions: comps.map { Int($0.prec) }, alpha: comps.map { $0.alpha != 0 },
                                 sYCC: JPEG2000Channels.impliesYCC(image) && JPEG2000Channels.convertibleYCC(image))
@@ -179,7 +178,7 @@ final class JPEG2000Decoder: ImageDecoder {
     // MARK: - Rows
 
     func restrictColumns(to columns: Range<Int>) throws -> Range<Int> {
-        try checkColumns(columns, name: source.name)
+        try checkColumns(columns, name: codestream.input.name)
         precondition(!started, "restrictColumns after the first row")
         self.columns = columns
         return columns
@@ -195,7 +194,7 @@ final class JPEG2000Decoder: ImageDecoder {
     }
 
     func decodeRows(into rows: UnsafeMutableRawPointer, bytesPerRow: Int, count: Int) throws {
-        try checkRows(from: nextRow, count: count, name: source.name)
+        try checkRows(from: nextRow, count: count, name: codestream.input.name)
         if let failure { throw failure }
         if !started { try start() }
         let rowBytes = columns.count * format.bytesPerPixel
@@ -224,21 +223,21 @@ final class JPEG2000Decoder: ImageDecoder {
 
     /// Bytes OpenJPEG holds per decoded pixel of a band: each component's 32-bit samples, and as much again for
     /// the tile being decoded and its wavelet.
-    private var workingBytesPerPixel: Int { Int(codec.image.pointee.numcomps) * 4 * 2 }
+    private var workingBytesPerPixel: Int { layout.componentCount * 4 * 2 }
 
     /// Fixes the bands once the columns and rows are known: tile rows cut to the rows read, or untiled as many
     /// rows as the budget allows. Rows outside `rows` fall in bands of their own, never decoded unless read.
     private func start() throws {
         started = true
         let perRow = columns.count * (workingBytesPerPixel + format.bytesPerPixel)
-        if isTiled {
+        if layout.isTiled {
             bandStarts = Array(Set(bandStarts + [rows.lowerBound, rows.upperBound]).filter { $0 > 0 && $0 < size.height })
                 .sorted()
             bandStarts.insert(0, at: 0)
             let tallest = zip(bandStarts, bandStarts.dropFirst() + [size.height]).map { $1 - $0 }.max() ?? size.height
-            try request.budget.check(perRow * tallest, for: "a row of JPEG 2000 tiles", path: source.name)
+            try request.budget.check(perRow * tallest, for: "a row of JPEG 2000 tiles", path: codestream.input.name)
         } else {
-            try request.budget.check(perRow, for: "a row of the JPEG 2000 image", path: source.name)
+            try request.budget.check(perRow, for: "a row of the JPEG 2000 image", path: codestream.input.name)
             let height = max(1, min(size.height, request.budget.limit / 2 / perRow))
             bandStarts = Array(Set([0, rows.upperBound] + Array(stride(from: rows.lowerBound, to: rows.upperBound, by: height)))
                 .filter { $0 < size.height }).sorted()
@@ -247,54 +246,118 @@ final class JPEG2000Decoder: ImageDecoder {
     }
 
     /// Decodes band `index` over `columns` into `band`. OpenJPEG 2.5 cannot decode some areas on their own (tiles
-    /// it fails to skip: the conformance files with SOP/EPH markers and several tile-parts); when one fails, the
-    /// whole image is decoded once, within the budget, and becomes the only band.
+    /// it fails to skip: the conformance files with SOP/EPH markers and several tile-parts; any area of HTJ2K);
+    /// when one fails, the whole image is decoded once, within the budget, and becomes the only band.
     private func loadBand(_ index: Int) throws {
         bandIndex = nil
-        let scale = 1 << reduction
+        let top = bandStarts[index], bottom = bandStarts[index + 1]
+        if fromCachedTiles {
+            do {
+                try copyCachedTiles(rows: top..<bottom)
+                bandIndex = index
+                return
+            } catch let error as TesseraError {
+                // A file whose tiles OpenJPEG cannot decode again (PPT markers) or alone: its areas are decoded
+                // as uncached reads decode them, which also gives the error a damaged file deserves.
+                if case .memoryLimit = error { throw error }
+                codestream.wholeTilesFail()
+                fromCachedTiles = false
+            }
+        }
+        let scale = 1 << reduction, area = layout.area, sampling = layout.sampling
         func reference(_ value: Int, _ step: Int, _ low: Int, _ high: Int) -> Int {
             min(max(value * scale * step, low), high)
         }
-        let top = bandStarts[index], bottom = bandStarts[index + 1]
         let wholeImage = top == 0 && bottom == size.height && columns == 0..<size.width
         do {
-            if codec.hasDecoded && isTiled { codec = try makeCodec() }
+            if layout.isHighThroughput && !wholeImage {
+                throw TesseraError.corrupt(path: codestream.input.name, detail: "HTJ2K areas do not decode apart")
+            }
+            let codec = try areaCodec()
             try codec.decode(x0: reference(columns.lowerBound + origin.x, sampling.dx, area.x0, area.x1),
                              y0: reference(top + origin.y, sampling.dy, area.y0, area.y1),
                              x1: reference(columns.upperBound + origin.x, sampling.dx, area.x0, area.x1),
                              y1: reference(bottom + origin.y, sampling.dy, area.y0, area.y1))
-            try convert(rows: top..<bottom)
+            try convert(codec, rows: top..<bottom)
             bandIndex = index
         } catch let error as TesseraError where !wholeImage {
             guard case .corrupt = error else { throw error }
             try request.budget.check(size.height * columns.count * (workingBytesPerPixel + format.bytesPerPixel),
                                      for: "the whole JPEG 2000 image (its areas do not decode apart)",
-                                     path: source.name)
-            codec = try makeCodec()
+                                     path: codestream.input.name)
+            let codec = try codestream.makeCodec(reduction: reduction)
+            self.codec = codec
             try codec.decode(x0: area.x0, y0: area.y0, x1: area.x1, y1: area.y1)
             bandStarts = [0, size.height]
-            try convert(rows: 0..<size.height)
+            try convert(codec, rows: 0..<size.height)
             bandIndex = 0
         }
     }
 
-    private func makeCodec() throws -> JPEG2000Codec {
-        try JPEG2000Codec(source: source, container: container, reduction: reduction)
+    /// The decompressor for the next area: the single-tile image's one, or a fresh one.
+    private func areaCodec() throws -> JPEG2000Codec {
+        if let codec, !(codec.hasDecoded && layout.isTiled) { return codec }
+        let fresh = try codestream.makeCodec(reduction: reduction)
+        codec = fresh
+        return fresh
     }
 
-    /// Converts output rows `rows` of the decoded area, over `columns`, into `band`.
-    private func convert(rows: Range<Int>) throws {
+    /// Fills `band` with rows `rows` (within one codestream tile row) over `columns`, from the whole tiles they
+    /// meet, each decoded once into the tile cache.
+    private func copyCachedTiles(rows: Range<Int>) throws {
+        let scale = 1 << reduction, area = layout.area, sampling = layout.sampling
+        let rowBytes = columns.count * format.bytesPerPixel, pixelBytes = format.bytesPerPixel
+        let tileRow = tileRowStarts.lastIndex { $0 <= rows.lowerBound }!
+        let tilePixels = ceilDivide(layout.tileSize.width, scale * sampling.dx)
+            * ceilDivide(layout.tileSize.height, scale * sampling.dy)
+        try request.budget.check(tilePixels * (workingBytesPerPixel + format.bytesPerPixel) + rows.count * rowBytes,
+                                 for: "a JPEG 2000 tile", path: codestream.input.name)
+        if band.count != rows.count * rowBytes { band = [UInt8](repeating: 0, count: rows.count * rowBytes) }
+        for tileColumn in 0..<layout.tileColumns {
+            func column(_ x: Int) -> Int {
+                ceilDivide(ceilDivide(min(max(x, area.x0), area.x1), sampling.dx), scale) - origin.x
+            }
+            let left = column(layout.tileOrigin.x + tileColumn * layout.tileSize.width)
+            let right = column(layout.tileOrigin.x + (tileColumn + 1) * layout.tileSize.width)
+            let overlap = (left..<max(left, right)).clamped(to: columns)
+            guard !overlap.isEmpty else { continue }
+            let tile = try codestream.tile(tileRow * layout.tileColumns + tileColumn, reduction: reduction,
+                                           format: format, cache: request.tileCache!)
+            let tileLeft = tile.rect.x - origin.x, tileTop = tile.rect.y - origin.y
+            guard tileLeft <= overlap.lowerBound, tileLeft + tile.rect.width >= overlap.upperBound,
+                  tileTop <= rows.lowerBound, tileTop + tile.rect.height >= rows.upperBound else {
+                throw TesseraError.corrupt(path: codestream.input.name,
+                                           detail: "tile \(tileRow * layout.tileColumns + tileColumn) decoded at \(tile.rect),"
+                                               + " not where the tile grid puts it")
+            }
+            let tileRowBytes = tile.rect.width * pixelBytes
+            tile.pixels.withUnsafeBytes { pixels in
+                band.withUnsafeMutableBytes { band in
+                    for row in rows {
+                        (band.baseAddress! + (row - rows.lowerBound) * rowBytes
+                            + (overlap.lowerBound - columns.lowerBound) * pixelBytes)
+                            .copyMemory(from: pixels.baseAddress! + (row - tileTop) * tileRowBytes
+                                            + (overlap.lowerBound - tileLeft) * pixelBytes,
+                                        byteCount: overlap.count * pixelBytes)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Converts output rows `rows` of the area `codec` decoded, over `columns`, into `band`.
+    private func convert(_ codec: JPEG2000Codec, rows: Range<Int>) throws {
         let image = codec.image.pointee
         let channels = Self.channels(of: image)
         guard channels.format == format else {
-            throw TesseraError.corrupt(path: source.name, detail: "the decoded components (\(channels.format)) differ"
-                                       + " from what the header describes (\(format))")
+            throw TesseraError.corrupt(path: codestream.input.name, detail: "the decoded components (\(channels.format))"
+                                       + " differ from what the header describes (\(format))")
         }
         let rowBytes = columns.count * format.bytesPerPixel
-        try request.budget.check(rows.count * rowBytes, for: "a band of JPEG 2000 rows", path: source.name)
+        try request.budget.check(rows.count * rowBytes, for: "a band of JPEG 2000 rows", path: codestream.input.name)
         if band.count != rows.count * rowBytes { band = [UInt8](repeating: 0, count: rows.count * rowBytes) }
         let samples = JPEG2000Samples(image: image, channels: channels, columns: columns.lowerBound + origin.x,
-                                      count: columns.count, referenceSampling: sampling)
+                                      count: columns.count, referenceSampling: layout.sampling)
         band.withUnsafeMutableBytes { band in
             for (offset, row) in rows.enumerated() {
                 samples.convertRow(row + origin.y, into: band.baseAddress! + offset * rowBytes)

@@ -5,9 +5,16 @@ import Foundation
 /// tiles over the width: lossless 5/3 with `lossless`, else the irreversible 9/7 at a compression ratio from
 /// `quality`; RPCL progression, PLT and TLM markers, and resolution levels down to a level that fits one tile,
 /// for random access by region and resolution. Gray, RGB (with the colour transform), with alpha, 8 or 16 bits.
-final class JPEG2000Encoder: FormatEncoder {
+/// Also in memory (`encode`), for the server's `.jp2` responses; a `.j2c` path gets the codestream without boxes.
+final class JPEG2000Encoder: MemoryEncoder {
+    /// Where the JP2 goes: a file under a temporary name until finished, or memory.
+    private enum Output {
+        case file(AtomicFile)
+        case memory(MemoryFile)
+    }
+
     private let target: EncodeTarget
-    private let output: AtomicFile
+    private let output: Output
     private let messages = OpenJPEGMessages()
     private let codec: UnsafeMutablePointer<opj_codec_t?>
     private let stream: UnsafeMutablePointer<opj_stream_t?>
@@ -36,7 +43,21 @@ final class JPEG2000Encoder: FormatEncoder {
         return levels
     }
 
-    init(target: EncodeTarget) throws {
+    convenience init(target: EncodeTarget) throws {
+        try self.init(target: target, inMemory: false)
+    }
+
+    /// The whole `image` as JP2 bytes.
+    static func encode(_ image: ImageBuffer, options: EncodeOptions) throws -> [UInt8] {
+        let encoder = try JPEG2000Encoder(target: EncodeTarget(path: "image", size: image.size, format: image.format,
+                                                               options: options), inMemory: true)
+        try encoder.write(Strip(y: 0, pixels: image))
+        try encoder.finish()
+        guard case let .memory(file) = encoder.output else { return [] }
+        return file.bytes()
+    }
+
+    private init(target: EncodeTarget, inMemory: Bool) throws {
         let size = target.size, path = target.path, format = target.format, options = target.options
         guard size.width > 0, size.height > 0, size.width <= Int(Int32.max), size.height <= Int(Int32.max) else {
             throw TesseraError.unsupported(path: path, feature: "a \(size) JPEG 2000")
@@ -52,7 +73,7 @@ final class JPEG2000Encoder: FormatEncoder {
         band = [UInt8](repeating: 0, count: size.width * side * format.bytesPerPixel)
         tile = [UInt8](repeating: 0, count: side * side * components * sampleBytes)
         self.target = target
-        output = try AtomicFile(path: path)
+        output = inMemory ? .memory(try MemoryFile(name: path)) : .file(try AtomicFile(path: path))
 
         var parameters = opj_cparameters_t()
         opj_set_default_encoder_parameters(&parameters)
@@ -78,12 +99,18 @@ final class JPEG2000Encoder: FormatEncoder {
         image.pointee.x1 = UInt32(size.width)
         image.pointee.y1 = UInt32(size.height)
         if format.hasAlpha { image.pointee.comps[components - 1].alpha = 1 }
-        guard let codec = opj_create_compress(OPJ_CODEC_JP2) else {
+        // A `.j2c` is the bare codestream; anything else a JP2 file.
+        guard let codec = opj_create_compress(path.lowercased().hasSuffix(".j2c") ? OPJ_CODEC_J2K : OPJ_CODEC_JP2) else {
             opj_image_destroy(image)
             throw TesseraError.io(path: path, detail: "OpenJPEG could not start an encoder")
         }
         self.codec = codec
-        guard let handle = output.handle, let stream = Self.makeStream(writingTo: handle) else {
+        let handle: UnsafeMutablePointer<FILE>?
+        switch output {
+        case let .file(file): handle = file.handle
+        case let .memory(file): handle = file.handle
+        }
+        guard let handle, let stream = Self.makeStream(writingTo: handle) else {
             opj_image_destroy(image)
             opj_destroy_codec(codec)
             throw TesseraError.io(path: path, detail: "OpenJPEG could not open its output")
@@ -171,7 +198,7 @@ final class JPEG2000Encoder: FormatEncoder {
     func finish() throws {
         try target.checkComplete(rowsWritten: nextRow)
         guard opj_end_compress(codec, stream) != 0 else { throw failure("finishing") }
-        try output.commit()
+        if case let .file(file) = output { try file.commit() }
     }
 
     /// An OpenJPEG output stream over `file`: writes, skips and seeks go to the C file.

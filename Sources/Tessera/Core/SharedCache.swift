@@ -1,0 +1,102 @@
+import Dispatch
+import Synchronization
+import TesseraTiling
+
+/// Values made on demand and shared by every thread: bounded by the bytes they hold (`cost`), the least recently
+/// used dropped first, and made once however many ask at the same time (the others wait for the one making it
+/// and share its value or its error, which is not kept). What the server's rendered responses and JPEG 2000's
+/// decoded codestream tiles are kept in.
+public final class SharedCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    /// A value being made, which identical requests wait for.
+    private final class Flight: Sendable {
+        let done = DispatchGroup()
+        let result = Mutex<Result<Value, any Error>?>(nil)
+
+        init() { done.enter() }
+    }
+
+    /// What a caller of `value` is to do: take a held value, wait for another's, or make it.
+    private enum Role {
+        case held(Value), waiter(Flight), maker(Flight)
+    }
+
+    private struct State {
+        var values = LRUList<Key, Value>()
+        var bytes = 0
+        var flights: [Key: Flight] = [:]
+        var lookups = Lookups()
+    }
+
+    /// How callers of `value` were answered since the start: from a held value, by waiting for an identical one
+    /// being made, or by making it.
+    public struct Lookups: Sendable, Equatable {
+        public var hits = 0
+        public var coalesced = 0
+        public var misses = 0
+    }
+
+    /// The most memory the values may hold together, in bytes; 0 keeps none (identical requests in flight are
+    /// still made once).
+    public let byteLimit: Int
+    private let cost: @Sendable (Key, Value) -> Int
+    private let state = Mutex(State())
+
+    /// A cache holding at most `byteLimit` bytes, an entry costing `cost(key, value)` bytes.
+    public init(byteLimit: Int, cost: @escaping @Sendable (Key, Value) -> Int) {
+        self.byteLimit = max(0, byteLimit)
+        self.cost = cost
+    }
+
+    /// How many values are held, and the memory they hold, in bytes.
+    public var usage: (count: Int, bytes: Int) { state.withLock { ($0.values.count, $0.bytes) } }
+
+    /// How callers were answered since the start.
+    public var lookups: Lookups { state.withLock(\.lookups) }
+
+    /// The value for `key`: held, or being made by another caller (waited for), or made by `make` now and kept.
+    public func value(for key: Key, make: () throws -> Value) throws -> Value {
+        let role: Role = state.withLock { state in
+            if let held = state.values.use(key) {
+                state.lookups.hits += 1
+                return .held(held)
+            }
+            if let flight = state.flights[key] {
+                state.lookups.coalesced += 1
+                return .waiter(flight)
+            }
+            state.lookups.misses += 1
+            let flight = Flight()
+            state.flights[key] = flight
+            return .maker(flight)
+        }
+        switch role {
+        case let .held(value):
+            return value
+        case let .waiter(flight):
+            flight.done.wait()
+            return try flight.result.withLock { $0! }.get()
+        case let .maker(flight):
+            let result = Result { try make() }
+            flight.result.withLock { $0 = result }
+            state.withLock { state in
+                state.flights[key] = nil
+                if case let .success(value) = result { store(value, for: key, in: &state) }
+            }
+            flight.done.leave()
+            return try result.get()
+        }
+    }
+
+    /// Keeps `value` unless it alone is over the limit, dropping the least recently used to stay within it.
+    private func store(_ value: Value, for key: Key, in state: inout State) {
+        let entryCost = cost(key, value)
+        guard entryCost <= byteLimit else { return }
+        let cost = self.cost
+        var bytes = state.bytes + entryCost - (state.values.set(value, for: key).map { cost(key, $0) } ?? 0)
+        let limit = byteLimit
+        state.values.evictOldest(keeping: [key], while: { bytes > limit }) { key, evicted in
+            bytes -= cost(key, evicted)
+        }
+        state.bytes = bytes
+    }
+}
