@@ -51,6 +51,75 @@ final class IndexedRegionTests {
         }
     }
 
+    /// Whole reads decoded on several threads from the index (`ParallelBandDecoder`, 2 and 3 workers) equal
+    /// libjpeg's decode at every scale; with a cache folder and more than one core, the plan chooses it for a whole
+    /// read, building the index on first contact.
+    @Test func wholeReadsOnSeveralThreadsEqualLibjpegsDecode() throws {
+        for test in Self.cases {
+            let path = try SequentialCoefficientDecoderTests.cjpeg(test.name, width: 1203, height: 901,
+                                                                   arguments: test.arguments, in: folder)
+            let scans = try JPEGScanIndex(input: .file(path: path))
+            let index = try JPEGEntropyIndex.build(input: .file(path: path), key: try JPEGEntropyIndex.Key(path: path))
+            let source = try ImageSource(path: path)
+            for scale in [1, 2, 4, 8] {
+                let whole = try TestImages.read(path, ReadOptions(scale: scale))
+                let request = DecodeRequest(scale: scale, page: 0, budget: .default, allowPartial: false)
+                for workers in [2, 3] {
+                    let decoder = try ParallelBandDecoder(input: source.input, properties: source.properties,
+                                                          request: request, scans: scans, index: index, workers: workers)
+                    var image = ImageBuffer(width: decoder.size.width, height: decoder.size.height, format: decoder.format)
+                    // In uneven runs, a few skipped, so runs cross the bands' edges.
+                    try decoder.skipRows(3)
+                    var row = 3
+                    while row < image.height {
+                        let count = min(image.height - row, 1 + row % 37)
+                        try image.bytes.withUnsafeMutableBytes {
+                            try decoder.decodeRows(into: $0.baseAddress! + row * image.bytesPerRow,
+                                                   bytesPerRow: image.bytesPerRow, count: count)
+                        }
+                        row += count
+                    }
+                    let expected = TestImages.crop(whole, Rect(x: 0, y: 3, width: whole.width, height: whole.height - 3))
+                    #expect(TestImages.maxDifference(TestImages.crop(image, Rect(x: 0, y: 3, width: image.width,
+                                                                                 height: image.height - 3)), expected) == 0,
+                            "\(test.name) at 1/\(scale) on \(workers) threads")
+                }
+            }
+            guard ProcessInfo.processInfo.activeProcessorCount > 1 else { continue }
+            let request = DecodeRequest(scale: 1, page: 0, budget: .default, allowPartial: false, entropyIndexFolder: cache)
+            guard case .parallel = try JPEGDecodePlan(input: source.input, properties: source.properties, request: request)
+            else {
+                Issue.record("\(test.name): a whole read with a cache folder is not decoded on every core")
+                continue
+            }
+            #expect(JPEGEntropyIndex.load(for: path, scans: scans, folder: cache) != nil, "\(test.name): no index left")
+            let read = try source.makeReader(ReadOptions(entropyIndexFolder: cache)).readAll()
+            #expect(TestImages.maxDifference(read, try TestImages.read(path)) == 0, "\(test.name) through the plan")
+        }
+    }
+
+    /// Damaged copies of a JPEG read whole through the plan with a cache folder (so on every core, from an index
+    /// built on first contact): each gives an image or a `TesseraError`, never a crash.
+    @Test func damagedCopiesReadWholeOnSeveralThreadsGiveRowsOrErrors() throws {
+        let path = try SequentialCoefficientDecoderTests.cjpeg("damaged", width: 640, height: 600,
+                                                               arguments: ["-sample", "2x2"], in: folder)
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let copy = folder + "/copy.jpg"
+        var number = 0
+        TestImages.damagedCopies(of: bytes) { damaged, label in
+            number += 1
+            // A new name each time: the index is keyed by path, size and time.
+            let file = copy.replacingOccurrences(of: ".jpg", with: "-\(number).jpg")
+            try? Data(damaged).write(to: URL(fileURLWithPath: file))
+            do {
+                _ = try ImageSource(path: file).makeReader(ReadOptions(entropyIndexFolder: cache)).readAll()
+            } catch is TesseraError {
+            } catch {
+                Issue.record("\(label): \(error)")
+            }
+        }
+    }
+
     @Test func aStaleIndexIsNotUsed() throws {
         let path = try SequentialCoefficientDecoderTests.cjpeg("stale", width: 1203, height: 901, arguments: [],
                                                                in: folder)

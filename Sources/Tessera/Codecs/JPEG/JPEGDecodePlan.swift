@@ -7,8 +7,13 @@ import Foundation
 /// A sequential 8-bit gray or 3-component JPEG file with an entropy index (`JPEGEntropyIndex`) in the request's
 /// folder, asked for a region of less than half its area, has the region's MCUs decoded from the index's saved
 /// states (`BandedJPEGDecoder` over `IndexedCoefficients`); a whole read stays libjpeg's, which is faster at
-/// that. Only the first scan's header is read to decide: the index, keyed by the file's size and time, vouches
-/// for the rest.
+/// that alone. Only the first scan's header is read to decide: the index, keyed by the file's size and time,
+/// vouches for the rest.
+///
+/// A whole read of such a file, on more than one core, with at least two bands of MCU rows per core, is decoded
+/// on every core from its entropy index (`ParallelBandDecoder`): the one in the request's folder, or, on first
+/// contact, one built there by speculative decoding on every core (`SpeculativeIndexBuild`), so later reads of
+/// the file, whole or regions, start from it.
 ///
 /// Otherwise, only a progressive 8-bit gray or 3-component first page can leave libjpeg:
 /// - at 1/8, a Huffman-coded frame whose sampling libjpeg can upsample and that has at most 56 DC scans is decoded
@@ -21,6 +26,7 @@ enum JPEGDecodePlan {
     case banded(JPEGSession, JPEGScanIndex)
     case dcOnly(JPEGScanIndex)
     case indexed(JPEGSession, JPEGScanIndex, JPEGEntropyIndex)
+    case parallel(JPEGScanIndex, JPEGEntropyIndex, workers: Int)
 
     /// The most DC scans the DC-only decoder takes: each gets a file cursor of its own, and a real file has one
     /// first scan and at most 13 refinements per component, so more is left to libjpeg rather than opening a file
@@ -33,6 +39,12 @@ enum JPEGDecodePlan {
         if plain && !properties.isProgressive, let (scans, index) = Self.entropyIndex(input: input, properties: properties,
                                                                                        request: request) {
             self = .indexed(try JPEGSession(input: input), scans, index)
+            return
+        }
+        if plain && !properties.isProgressive, let (scans, index, workers) = try Self.parallel(input: input,
+                                                                                             properties: properties,
+                                                                                             request: request) {
+            self = .parallel(scans, index, workers: workers)
             return
         }
         guard properties.isProgressive, plain else {
@@ -75,6 +87,21 @@ enum JPEGDecodePlan {
         return (scans, index)
     }
 
+    /// The index to decode a whole read of `input` with on every core, its scan and the workers; nil for a
+    /// region, one core, a small image, no cache folder, or a file Tessera's sequential decoder does not read
+    /// (left to libjpeg, which says what is wrong with it).
+    private static func parallel(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws
+        -> (JPEGScanIndex, JPEGEntropyIndex, Int)? {
+        let size = reducedSize(properties.size, by: request.scale)
+        let workers = ProcessInfo.processInfo.activeProcessorCount
+        guard workers > 1, let folder = request.entropyIndexFolder, case let .file(path) = input,
+              request.region.map({ $0 == Rect(x: 0, y: 0, width: size.width, height: size.height) }) ?? true,
+              let scans = try? JPEGScanIndex(input: input, firstScanOnly: true), SequentialCoefficientDecoder.canDecode(scans),
+              scans.frame.mcusDown >= 2 * workers * ParallelBandDecoder.bandRows else { return nil }
+        let index = try JPEGEntropyIndex.loadOrBuild(for: path, folder: folder, workers: workers).index
+        return (scans, index, workers)
+    }
+
     /// The decoder chosen, built from what the plan read.
     func makeDecoder(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws -> any RowDecoder {
         switch self {
@@ -93,6 +120,9 @@ enum JPEGDecodePlan {
             return try BandedJPEGDecoder(input: input, properties: properties, request: request, session: session,
                                          frame: scans.frame, coefficients: try IndexedCoefficients(
                                             scans: scans, index: index, input: input))
+        case let .parallel(scans, index, workers):
+            return try ParallelBandDecoder(input: input, properties: properties, request: request, scans: scans,
+                                           index: index, workers: workers)
         }
     }
 }
