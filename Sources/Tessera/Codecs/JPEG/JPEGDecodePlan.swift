@@ -10,7 +10,7 @@ import Foundation
 /// that alone. Only the first scan's header is read to decide: the index, keyed by the file's size and time,
 /// vouches for the rest.
 ///
-/// A whole read of such a file, on more than one core, with at least two bands of MCU rows per core, is decoded
+/// A whole read of such a file of at least `parallelMinimumPixels`, on more than one core, is decoded
 /// on every core from its entropy index (`ParallelBandDecoder`): the one in the request's folder, or, on first
 /// contact, one built there by speculative decoding on every core (`SpeculativeIndexBuild`), so later reads of
 /// the file, whole or regions, start from it.
@@ -27,6 +27,10 @@ enum JPEGDecodePlan {
     case dcOnly(JPEGScanIndex)
     case indexed(JPEGSession, JPEGScanIndex, JPEGEntropyIndex)
     case parallel(JPEGScanIndex, JPEGEntropyIndex, workers: Int)
+
+    /// The fewest pixels a JPEG decoded on every core has: below, libjpeg's one pass is quick enough that an index
+    /// file per image (built and written on first contact) is not worth it.
+    static let parallelMinimumPixels = 16_000_000
 
     /// The most DC scans the DC-only decoder takes: each gets a file cursor of its own, and a real file has one
     /// first scan and at most 13 refinements per component, so more is left to libjpeg rather than opening a file
@@ -88,14 +92,16 @@ enum JPEGDecodePlan {
     }
 
     /// The index to decode a whole read of `input` with on every core, its scan and the workers; nil for a
-    /// region, one core, a small image, no cache folder, or a file Tessera's sequential decoder does not read
+    /// region, one core, a small image (under `minimumPixels`, or under two bands per core), no cache
+    /// folder, or a file Tessera's sequential decoder does not read
     /// (left to libjpeg, which says what is wrong with it).
-    private static func parallel(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws
-        -> (JPEGScanIndex, JPEGEntropyIndex, Int)? {
+    static func parallel(input: ImageInput, properties: ImageProperties, request: DecodeRequest,
+                         minimumPixels: Int = parallelMinimumPixels) throws -> (JPEGScanIndex, JPEGEntropyIndex, Int)? {
         let size = reducedSize(properties.size, by: request.scale)
         let workers = ProcessInfo.processInfo.activeProcessorCount
         guard workers > 1, let folder = request.entropyIndexFolder, case let .file(path) = input,
               request.region.map({ $0 == Rect(x: 0, y: 0, width: size.width, height: size.height) }) ?? true,
+              properties.width * properties.height >= minimumPixels,
               let scans = try? JPEGScanIndex(input: input, firstScanOnly: true), SequentialCoefficientDecoder.canDecode(scans),
               scans.frame.mcusDown >= 2 * workers * ParallelBandDecoder.bandRows else { return nil }
         let index = try JPEGEntropyIndex.loadOrBuild(for: path, folder: folder, workers: workers).index
