@@ -10,7 +10,7 @@ import Foundation
 /// that alone. Only the first scan's header is read to decide: the index, keyed by the file's size and time,
 /// vouches for the rest.
 ///
-/// A whole read of such a file of at least `parallelMinimumPixels`, on more than one core, is decoded
+/// A whole read of such a file of at least `parallelMinimumPixels`, on at least `parallelMinimumCores`, is decoded
 /// on every core from its entropy index (`ParallelBandDecoder`): the one in the request's folder, or, on first
 /// contact, one built there by speculative decoding on every core (`SpeculativeIndexBuild`), so later reads of
 /// the file, whole or regions, start from it.
@@ -31,6 +31,10 @@ enum JPEGDecodePlan {
     /// The fewest pixels a JPEG decoded on every core has: below, libjpeg's one pass is quick enough that an index
     /// file per image (built and written on first contact) is not worth it.
     static let parallelMinimumPixels = 16_000_000
+    /// The fewest cores that make decoding on every core pay: per core it costs 2.4x libjpeg's CPU time at 1/8 and
+    /// 3.7x at full scale (Tessera's Huffman decoding is slower than libjpeg's, and each band is re-encoded for
+    /// libjpeg to decode again; BENCHMARKS.md), so on 2 cores libjpeg's serial decode is faster.
+    static let parallelMinimumCores = 4
 
     /// The most DC scans the DC-only decoder takes: each gets a file cursor of its own, and a real file has one
     /// first scan and at most 13 refinements per component, so more is left to libjpeg rather than opening a file
@@ -92,20 +96,31 @@ enum JPEGDecodePlan {
     }
 
     /// The index to decode a whole read of `input` with on every core, its scan and the workers; nil for a
-    /// region, one core, a small image (under `minimumPixels`, or under two bands per core), no cache
+    /// region, fewer than `minimumCores`, a small image (under `minimumPixels`, or under two bands per core), no cache
     /// folder, or a file Tessera's sequential decoder does not read
     /// (left to libjpeg, which says what is wrong with it).
     static func parallel(input: ImageInput, properties: ImageProperties, request: DecodeRequest,
-                         minimumPixels: Int = parallelMinimumPixels) throws -> (JPEGScanIndex, JPEGEntropyIndex, Int)? {
+                         minimumPixels: Int = parallelMinimumPixels, minimumCores: Int = parallelMinimumCores) throws
+        -> (JPEGScanIndex, JPEGEntropyIndex, Int)? {
         let size = reducedSize(properties.size, by: request.scale)
-        let workers = ProcessInfo.processInfo.activeProcessorCount
-        guard workers > 1, let folder = request.entropyIndexFolder, case let .file(path) = input,
+        let workers = availableCores()
+        guard workers > 1, workers >= minimumCores, let folder = request.entropyIndexFolder, case let .file(path) = input,
               request.region.map({ $0 == Rect(x: 0, y: 0, width: size.width, height: size.height) }) ?? true,
               properties.width * properties.height >= minimumPixels,
               let scans = try? JPEGScanIndex(input: input, firstScanOnly: true), SequentialCoefficientDecoder.canDecode(scans),
               scans.frame.mcusDown >= 2 * workers * ParallelBandDecoder.bandRows else { return nil }
-        let index = try JPEGEntropyIndex.loadOrBuild(for: path, folder: folder, workers: workers).index
-        return (scans, index, workers)
+        do {
+            return (scans, try JPEGEntropyIndex.loadOrBuild(for: path, folder: folder, workers: workers).index, workers)
+        } catch let error as TesseraError {
+            // A cache folder that cannot be written, or a file too small for an index, leaves the read to libjpeg;
+            // so does a damaged scan when the rows before the damage are wanted (`allowPartial`). Otherwise the
+            // damage is reported with its MCU row.
+            switch error {
+            case .io, .unsupported: return nil
+            case .truncated where request.allowPartial, .corrupt where request.allowPartial: return nil
+            default: throw error
+            }
+        }
     }
 
     /// The decoder chosen, built from what the plan read.

@@ -81,7 +81,8 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
     /// threads when the scan has no restart interval (`SpeculativeIndexBuild`), else serially; throws
     /// `unsupported` for JPEGs `SequentialCoefficientDecoder` does not read, and for files so small that even one
     /// state per MCU row would exceed the size limit.
-    public static func build(input: ImageInput, key: Key, workers: Int = ProcessInfo.processInfo.activeProcessorCount) throws -> JPEGEntropyIndex {
+    public static func build(input: ImageInput, key: Key, workers: Int = availableCores()) throws
+        -> JPEGEntropyIndex {
         let scans = try JPEGScanIndex(input: input)
         let decoder = try SequentialCoefficientDecoder(index: scans, input: input)
         let frame = scans.frame, scan = scans.scans[0], limit = byteLimit(forFileSize: key.size)
@@ -263,7 +264,7 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
     /// The JPEG at `path`'s index in `folder`: the one kept when it can be trusted, else built (one pass over the
     /// file, on `workers` threads) and written there under a temporary name renamed into place. Returns it, its file
     /// and what happened.
-    public static func loadOrBuild(for path: String, folder: String, workers: Int = ProcessInfo.processInfo.activeProcessorCount) throws
+    public static func loadOrBuild(for path: String, folder: String, workers: Int = availableCores()) throws
         -> (index: JPEGEntropyIndex, file: String, outcome: Outcome) {
         let key = try Key(path: path)
         let file = location(of: path, key: key, folder: folder)
