@@ -5,7 +5,12 @@
   Tessera's `SequentialCoefficientDecoder` (building the index: every MCU decoded, a state kept every few), both
   through `.build/release/EntropyDecode`;
 - `tessera index` (a fresh cache folder each run) against `djpeg -scale 1/8`, and the index's size;
-- a 1024 x 1024 region near the bottom: `tessera region` with the index, without it, and `djpeg -crop`.
+- a 1024 x 1024 region near the bottom: `tessera region` with the index, without it, and `djpeg -crop`;
+- a 256 px thumbnail against `djpeg -scale 1/8`: with the index (decoded on every core), on first contact (a fresh
+  cache folder each run: the index built by speculative decoding on every core, then used), and with the index on
+  1 and 2 cores (`taskset`; on one core Tessera leaves the decode to libjpeg);
+- the whole image decoded (`tessera info --verify`, nothing written) against `djpeg`, with the index and on first
+  contact.
 
 Each row gives the median wall and CPU time and the highest peak RSS (GNU time).
 
@@ -50,6 +55,7 @@ def main():
     width, height = (int(size[0]), int(size[1])) if len(size) == 2 else (12000, 8333)
     x, y = width // 2 - 512, height - 1024 - 100
     rect = f"{x},{y},1024,1024"
+    thumbnail = [options.tessera, "thumbnail", sample, "-s", "256", "-o", os.path.join(work, "thumbnail.jpg")]
     cases = [
         ("entropy, 1 core", "libjpeg-turbo jpeg_read_coefficients", ["taskset", "-c", "0", ENTROPY, sample, "libjpeg"], None),
         ("entropy, 1 core", "Tessera SequentialCoefficientDecoder", ["taskset", "-c", "0", ENTROPY, sample, "tessera"], None),
@@ -61,6 +67,20 @@ def main():
         ("region 1024", "tessera region, without", [options.tessera, "region", sample, out, "--rect", rect, "--cache", fresh],
          lambda: shutil.rmtree(fresh, ignore_errors=True)),
         ("region 1024", "djpeg -crop", ["djpeg", "-crop", f"1024x1024+{x}+{y}", "-outfile", os.devnull, sample], None),
+        ("thumbnail 256", "tessera thumbnail, with the index", thumbnail + ["--cache", kept], None),
+        ("thumbnail 256", "tessera thumbnail, first contact", thumbnail + ["--cache", fresh],
+         lambda: shutil.rmtree(fresh, ignore_errors=True)),
+        ("thumbnail 256", "djpeg -scale 1/8 (again)", ["djpeg", "-scale", "1/8", "-outfile", os.devnull, sample], None),
+        ("thumbnail 256", "tessera thumbnail, with the index, taskset 1 core",
+         ["taskset", "-c", "0"] + thumbnail + ["--cache", kept], None),
+        ("thumbnail 256", "tessera thumbnail, with the index, taskset 2 cores",
+         ["taskset", "-c", "0,1"] + thumbnail + ["--cache", kept], None),
+        ("full decode", "tessera info --verify, with the index", [options.tessera, "info", "--verify", sample,
+                                                                  "--cache", kept], None),
+        ("full decode", "tessera info --verify, first contact", [options.tessera, "info", "--verify", sample,
+                                                                 "--cache", fresh],
+         lambda: shutil.rmtree(fresh, ignore_errors=True)),
+        ("full decode", "djpeg", ["djpeg", "-outfile", os.devnull, sample], None),
     ]
     results = {label: [] for _, label, _, _ in cases}
     for _ in range(options.runs):

@@ -8,7 +8,7 @@ enum InfoCommand: Command {
         name: "info", usage: "info FILE... [--json] [--verify]",
         summary: "show an image's size, pixel format and metadata without decoding it",
         details: "With several files, a file that cannot be read is reported and the rest are still shown.",
-        options: [json, verify])
+        options: [json, verify, PyramidCacheOptions.folder])
 
     static let json = Option(flag: "json", "print JSON: an object for one file, an array for several")
     static let verify = Option(flag: "verify", "decode every pixel too, to check that the file is intact")
@@ -38,7 +38,10 @@ enum InfoCommand: Command {
         let paths = arguments.positionals
         guard !paths.isEmpty else { throw UsageError("expected at least one FILE") }
         let budget = arguments.budget
-        let reports = paths.map { path in report(for: path, verify: arguments[verify], budget: budget) }
+        let folder = arguments[PyramidCacheOptions.folder]
+        let reports = paths.map { path in
+            report(for: path, verify: arguments[verify], budget: budget, entropyIndexFolder: folder)
+        }
         if arguments[json] {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -55,7 +58,9 @@ enum InfoCommand: Command {
         if reports.contains(where: { $0.error != nil }) { throw CommandFailure(status: .failure) }
     }
 
-    private static func report(for path: String, verify: Bool, budget: MemoryBudget) -> Report {
+    /// What `path` is and, with `verify`, whether every pixel decodes (a large plain JPEG on every core, through
+    /// its entropy index in `entropyIndexFolder`).
+    private static func report(for path: String, verify: Bool, budget: MemoryBudget, entropyIndexFolder: String) -> Report {
         do {
             let source = try ImageSource(path: path, budget: budget)
             let scans: Int?
@@ -64,7 +69,7 @@ enum InfoCommand: Command {
             }
             guard verify else { return Report(path: path, properties: source.properties, scans: scans, verified: nil, error: nil) }
             do {
-                let reader = try source.makeReader()
+                let reader = try source.makeReader(ReadOptions(entropyIndexFolder: entropyIndexFolder))
                 var strip = reader.makeStrip()
                 while try reader.read(into: &strip, maxRows: 64) {}
                 return Report(path: path, properties: source.properties, scans: scans, verified: true, error: nil)

@@ -13,7 +13,8 @@ enum ThumbnailCommand: Command {
             enlarge) or ! (exactly WxH, distorting). PATTERN names each output: %s is the input's name without its
             extension; a relative pattern is relative to the input's folder, so the default writes beside the input.
             """,
-        options: [size, output, crop, kernel, linear, noRotate, embedded, threads] + EncodingOptions.standard.all)
+        options: [size, output, crop, kernel, linear, noRotate, embedded, threads, PyramidCacheOptions.folder]
+            + EncodingOptions.standard.all)
 
     static let size = Option("size", short: "s", .thumbnailSize, default: ThumbnailSize(width: 128, height: 128),
                              "the box to fit")
@@ -70,7 +71,8 @@ enum ThumbnailCommand: Command {
         }
         return Thumbnailer.Options(size: size, kernel: arguments[kernel], linearLight: arguments[linear],
                                    appliesOrientation: !arguments[noRotate], crop: crop,
-                                   usesEmbeddedThumbnail: arguments[embedded], budget: budget)
+                                   usesEmbeddedThumbnail: arguments[embedded], budget: budget,
+                                   entropyIndexFolder: arguments[PyramidCacheOptions.folder])
     }
 }
 

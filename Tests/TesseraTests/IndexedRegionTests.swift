@@ -51,6 +51,90 @@ final class IndexedRegionTests {
         }
     }
 
+    /// Whole reads decoded on several threads from the index (`ParallelBandDecoder`, 2 or 3 workers) equal
+    /// libjpeg's decode at every scale; with a cache folder and enough cores, the plan chooses it for a whole read
+    /// of a large image, building the index on first contact.
+    @Test func wholeReadsOnSeveralThreadsEqualLibjpegsDecode() throws {
+        for test in Self.cases {
+            let path = try SequentialCoefficientDecoderTests.cjpeg(test.name, width: 1203, height: 901,
+                                                                   arguments: test.arguments, in: folder)
+            let scans = try JPEGScanIndex(input: .file(path: path))
+            let index = try JPEGEntropyIndex.build(input: .file(path: path), key: try JPEGEntropyIndex.Key(path: path))
+            let source = try ImageSource(path: path)
+            for (scale, workers) in [(1, 2), (2, 3), (4, 2), (8, 3)] {
+                let whole = try TestImages.read(path, ReadOptions(scale: scale))
+                let request = DecodeRequest(scale: scale, page: 0, budget: .default, allowPartial: false)
+                do {
+                    let decoder = try ParallelBandDecoder(input: source.input, properties: source.properties,
+                                                          request: request, scans: scans, index: index, workers: workers)
+                    var image = ImageBuffer(width: decoder.size.width, height: decoder.size.height, format: decoder.format)
+                    // In uneven runs, a few skipped, so runs cross the bands' edges.
+                    try decoder.skipRows(3)
+                    var row = 3
+                    while row < image.height {
+                        let count = min(image.height - row, 1 + row % 37)
+                        try image.bytes.withUnsafeMutableBytes {
+                            try decoder.decodeRows(into: $0.baseAddress! + row * image.bytesPerRow,
+                                                   bytesPerRow: image.bytesPerRow, count: count)
+                        }
+                        row += count
+                    }
+                    let expected = TestImages.crop(whole, Rect(x: 0, y: 3, width: whole.width, height: whole.height - 3))
+                    #expect(TestImages.maxDifference(TestImages.crop(image, Rect(x: 0, y: 3, width: image.width,
+                                                                                 height: image.height - 3)), expected) == 0,
+                            "\(test.name) at 1/\(scale) on \(workers) threads")
+                }
+            }
+            guard availableCores() > 1 else { continue }
+            guard let read = try readThroughParallelPlan(path) else {
+                Issue.record("\(test.name): a whole read with a cache folder is not decoded on every core")
+                continue
+            }
+            #expect(JPEGEntropyIndex.load(for: path, scans: scans, folder: cache) != nil, "\(test.name): no index left")
+            #expect(TestImages.maxDifference(read, try TestImages.read(path)) == 0, "\(test.name) through the plan")
+        }
+    }
+
+    /// The whole image at `path` decoded as the plan does for a large plain JPEG with a cache folder on a machine
+    /// with enough cores (the image's size and this machine's cores not held against it): on every core, from the index in `cache`, built there on first contact; nil
+    /// when the plan would not (one core, a file the sequential decoder does not read).
+    private func readThroughParallelPlan(_ path: String) throws -> ImageBuffer? {
+        let source = try ImageSource(path: path)
+        let request = DecodeRequest(scale: 1, page: 0, budget: .default, allowPartial: false, entropyIndexFolder: cache)
+        guard let (scans, index, workers) = try JPEGDecodePlan.parallel(
+            input: source.input, properties: source.properties, request: request, minimumPixels: 0, minimumCores: 2)
+        else { return nil }
+        let decoder = try JPEGDecodePlan.parallel(scans, index, workers: workers)
+            .makeDecoder(input: source.input, properties: source.properties, request: request)
+        var image = ImageBuffer(width: decoder.size.width, height: decoder.size.height, format: decoder.format)
+        try image.bytes.withUnsafeMutableBytes {
+            try decoder.decodeRows(into: $0.baseAddress!, bytesPerRow: image.bytesPerRow, count: image.height)
+        }
+        return image
+    }
+
+    /// Damaged copies of a JPEG read whole as the plan does on several cores (from an index built on first
+    /// contact): each gives an image or a `TesseraError`, never a crash.
+    @Test func damagedCopiesReadWholeOnSeveralThreadsGiveRowsOrErrors() throws {
+        let path = try SequentialCoefficientDecoderTests.cjpeg("damaged", width: 640, height: 600,
+                                                               arguments: ["-sample", "2x2"], in: folder)
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let copy = folder + "/copy.jpg"
+        var number = 0
+        TestImages.damagedCopies(of: bytes) { damaged, label in
+            number += 1
+            // A new name each time: the index is keyed by path, size and time.
+            let file = copy.replacingOccurrences(of: ".jpg", with: "-\(number).jpg")
+            try? Data(damaged).write(to: URL(fileURLWithPath: file))
+            do {
+                _ = try readThroughParallelPlan(file)
+            } catch is TesseraError {
+            } catch {
+                Issue.record("\(label): \(error)")
+            }
+        }
+    }
+
     @Test func aStaleIndexIsNotUsed() throws {
         let path = try SequentialCoefficientDecoderTests.cjpeg("stale", width: 1203, height: 901, arguments: [],
                                                                in: folder)

@@ -22,6 +22,7 @@ import Testing
         case .banded: return "banded"
         case .dcOnly: return "dcOnly"
         case .indexed: return "indexed"
+        case .parallel: return "parallel"
         }
     }
 

@@ -69,6 +69,106 @@ final class JPEGEntropyIndexTests {
         #expect(rebuilt.outcome == .rebuilt && rebuilt.index.key == key && rebuilt.index.restartInterval > 0)
     }
 
+    /// Sampling, tables and sizes the speculative build is checked on, each against the serial build.
+    static let kinds: [(name: String, arguments: [String])] = [
+        ("420", ["-sample", "2x2"]), ("422", ["-sample", "2x1"]), ("411", ["-sample", "4x1"]),
+        ("444-optimized", ["-sample", "1x1", "-optimize"]), ("gray", ["-grayscale"]),
+    ]
+
+    /// The speculative build's state before every MCU equals the serial decode's (the same predictions and, where
+    /// both are bit positions, the same bit), on 2 and 7 threads with segments small enough to split these
+    /// images; the MCUs it decodes, wrong guesses and goings on included, are bounded by twice the image's.
+    private func expectSpeculationMatchesSerial(_ path: String, _ label: String, meets: Bool = false) throws {
+        let scans = try JPEGScanIndex(input: .file(path: path))
+        let decoder = try SequentialCoefficientDecoder(index: scans, input: .file(path: path))
+        var serial: [JPEGScanState.Resumable] = []
+        try decoder.record(through: decoder.mcuCount, every: 1, into: &serial)
+        let mcuCount = decoder.mcuCount
+        for workers in [2, 7] {
+            guard let found = try SpeculativeIndexBuild.states(scans: scans, input: .file(path: path), workers: workers,
+                                                               stride: 1, minimumMCUs: 64) else {
+                Issue.record("\(label) on \(workers) threads: no states")
+                continue
+            }
+            #expect(found.states.count == serial.count, "\(label) on \(workers) threads")
+            let differing = zip(found.states, serial).filter { found, serial in
+                found.predictions != serial.predictions || (found.reader.isBitPosition && serial.reader.isBitPosition
+                    && (found.reader.offset, found.reader.skip) != (serial.reader.offset, serial.reader.skip))
+            }
+            #expect(differing.isEmpty, "\(label) on \(workers) threads: \(differing.count) states differ")
+            #expect(found.decodedMCUs <= 2 * (mcuCount + 1), "\(label) on \(workers) threads: \(found.decodedMCUs) MCUs")
+            // On a photograph split in two the guess meets the true decode within a few MCUs: almost no work is
+            // wasted. (Split in seven, the segments are so short that one may be passed before it is met.)
+            #expect(!meets || workers > 2 || found.decodedMCUs <= mcuCount + 1 + 16,
+                    "\(label) on \(workers) threads: \(found.decodedMCUs) MCUs of \(mcuCount)")
+        }
+    }
+
+    @Test func speculativeBuildsEqualTheSerialOne() throws {
+        for kind in Self.kinds {
+            try expectSpeculationMatchesSerial(try SequentialCoefficientDecoderTests.cjpeg(
+                kind.name, width: 600, height: 450, arguments: kind.arguments, in: folder), kind.name, meets: true)
+        }
+        let odd = try SequentialCoefficientDecoderTests.cjpeg("odd", width: 501, height: 377, arguments: ["-sample", "2x2"],
+                                                              in: folder)
+        try expectSpeculationMatchesSerial(odd, "odd size", meets: true)
+    }
+
+    /// Adversarial streams: one flat colour (every block a DC of 0 and an EOB: long runs of the same few bits,
+    /// repeating every MCU, where a wrong guess may stay a block off) and a flat half over a noisy half (a guess
+    /// in the flat part meets few distinct codes). Each equals the serial decode.
+    @Test func speculationOnFlatAndPeriodicStreamsEqualsTheSerialBuild() throws {
+        for (name, arguments) in [("flat-420", ["-sample", "2x2"]), ("flat-444", ["-sample", "1x1"]),
+                                  ("flat-gray", ["-grayscale"])] {
+            let path = try Self.cjpeg(name, width: 800, height: 600, arguments: arguments, in: folder) { _, _ in 128 }
+            try expectSpeculationMatchesSerial(path, name)
+        }
+        let half = try Self.cjpeg("half", width: 800, height: 600, arguments: ["-sample", "2x2"], in: folder) { x, y in
+            y < 300 ? 90 : UInt8(truncatingIfNeeded: (x &* 7919 ^ y &* 104_729) >> 3)
+        }
+        try expectSpeculationMatchesSerial(half, "flat over noise")
+    }
+
+    /// A damaged scan: the speculative build gives up (a thread meets an invalid code, or the data ends early)
+    /// and the serial build says which MCU row is damaged, naming the file; a tiny image is not split at all.
+    @Test func aDamagedOrTinyScanFallsBackToTheSerialBuild() throws {
+        let path = try photo("damaged")
+        var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let scans = try JPEGScanIndex(input: .file(path: path))
+        let dataOffset = scans.scans[0].dataOffset
+        // A run of 0xFF 0xFF... is no valid data: every decode reaching it fails.
+        let damage = dataOffset + (bytes.count - dataOffset) * 2 / 3
+        for index in damage..<damage + 64 { bytes[index] = 0xFE }
+        let damaged = folder + "/damaged-scan.jpg"
+        try Data(bytes).write(to: URL(fileURLWithPath: damaged))
+        do {
+            _ = try JPEGEntropyIndex.build(input: .file(path: damaged), key: try JPEGEntropyIndex.Key(path: damaged),
+                                           workers: 2)
+            Issue.record("a damaged scan gave an index")
+        } catch let error as TesseraError {
+            #expect(error.description.contains(damaged) && error.description.contains("MCU row"), "\(error)")
+        }
+        let truncated = folder + "/truncated-scan.jpg"
+        try Data(bytes.prefix(bytes.count * 3 / 4)).write(to: URL(fileURLWithPath: truncated))
+        let cut = try JPEGScanIndex(input: .file(path: truncated))
+        #expect(try SpeculativeIndexBuild.states(scans: cut, input: .file(path: truncated), workers: 2, stride: 1,
+                                                 minimumMCUs: 64) == nil)
+        let tiny = try SequentialCoefficientDecoderTests.cjpeg("tiny-scan", width: 64, height: 48, arguments: [], in: folder)
+        #expect(try SpeculativeIndexBuild.states(scans: JPEGScanIndex(input: .file(path: tiny)), input: .file(path: tiny),
+                                                 workers: 2, stride: 1) == nil)
+    }
+
+    /// `cjpeg` over a gray-level picture given by `value(x, y)` (the same in every channel).
+    static func cjpeg(_ name: String, width: Int, height: Int, arguments: [String], in folder: String,
+                      value: (Int, Int) -> UInt8) throws -> String {
+        var bytes = Array("P6\n\(width) \(height)\n255\n".utf8)
+        for y in 0..<height { for x in 0..<width { bytes += [UInt8](repeating: value(x, y), count: 3) } }
+        let ppm = folder + "/\(name).ppm", path = folder + "/\(name).jpg"
+        try Data(bytes).write(to: URL(fileURLWithPath: ppm))
+        #expect(TestImages.run("cjpeg", ["-quality", "85"] + arguments + ["-outfile", path, ppm]) == 0)
+        return path
+    }
+
     @Test func aProgressiveOrTinyJPEGGetsNoIndex() throws {
         let tiny = try SequentialCoefficientDecoderTests.cjpeg("tiny", width: 40, height: 30, arguments: [], in: folder)
         #expect(throws: TesseraError.self) { try JPEGEntropyIndex.loadOrBuild(for: tiny, folder: self.cache) }

@@ -73,3 +73,34 @@ def test_index_of_a_progressive_jpeg_is_refused(tessera, tmp_path, jpeg):
     result = run(tessera, "index", progressive, "--cache", tmp_path / "cache")
     assert result.returncode == 1
     assert str(progressive) in result.stderr and "unsupported" in result.stderr
+
+
+def test_an_index_built_on_one_core_or_by_speculation_on_every_core_reads_the_same(tessera, tmp_path, jpeg):
+    """On one core the index is one serial pass; on more, later segments are decoded from guessed starts
+    (speculative decoding) and joined: regions through either equal djpeg's decode."""
+    if shutil.which("taskset") is None:
+        pytest.skip("taskset is not installed")
+    full = djpeg(str(jpeg))
+    x, y, w, h = 1203, 1300, 512, 300
+    for name, prefix in [("serial", ["taskset", "-c", "0"]), ("speculative", [])]:
+        cache = tmp_path / name
+        built = subprocess.run([*prefix, str(tessera), "index", str(jpeg), "--cache", str(cache)], capture_output=True,
+                               text=True)
+        assert built.returncode == 0, built.stderr
+        target = tmp_path / f"{name}.png"
+        assert run(tessera, "region", jpeg, target, "--rect", f"{x},{y},{w},{h}", "--cache", cache).returncode == 0
+        assert np.abs(read_png(target).astype(int) - full[y:y + h, x:x + w].astype(int)).max() == 0, name
+
+
+def test_a_damaged_scan_is_reported_with_its_mcu_row(tessera, tmp_path, jpeg):
+    """Bytes that form no valid Huffman code two thirds into the scan: `tessera index` (speculative on every core,
+    then serial to find the damage) fails naming the file and the MCU row, and writes no index."""
+    data = bytearray(jpeg.read_bytes())
+    middle = len(data) * 2 // 3
+    data[middle:middle + 64] = b"\xfe" * 64
+    damaged = tmp_path / "damaged.jpg"
+    damaged.write_bytes(bytes(data))
+    result = run(tessera, "index", damaged, "--cache", tmp_path / "cache")
+    assert result.returncode == 1
+    assert str(damaged) in result.stderr and "MCU row" in result.stderr, result.stderr
+    assert not list((tmp_path / "cache").glob("*.jpegindex"))

@@ -28,11 +28,14 @@ public struct Thumbnailer: Sendable {
         public var usesEmbeddedThumbnail: Bool
         /// The memory budget passed to the decoder and checked for the result.
         public var budget: MemoryBudget
+        /// Where entropy indexes are kept (`JPEGEntropyIndex`): a large plain JPEG is then decoded on every core,
+        /// its index built there on first contact; nil to use none.
+        public var entropyIndexFolder: String?
 
         /// Options for thumbnails fitting `size`; every other setting has ImageIO's and vipsthumbnail's default.
         public init(size: ThumbnailSize, kernel: ResamplingKernel = .lanczos3, linearLight: Bool = false,
                     appliesOrientation: Bool = true, crop: ThumbnailCrop = .none, usesEmbeddedThumbnail: Bool = false,
-                    budget: MemoryBudget = .default) {
+                    budget: MemoryBudget = .default, entropyIndexFolder: String? = nil) {
             self.size = size
             self.kernel = kernel
             self.linearLight = linearLight
@@ -40,6 +43,7 @@ public struct Thumbnailer: Sendable {
             self.crop = crop
             self.usesEmbeddedThumbnail = usesEmbeddedThumbnail
             self.budget = budget
+            self.entropyIndexFolder = entropyIndexFolder
         }
     }
 
@@ -111,7 +115,8 @@ public struct Thumbnailer: Sendable {
                                  .nativeScales(for: embedded.properties))
         }
         // Decoding runs ahead on its own thread, overlapping the box shrink and the kernel.
-        var reader: any ImageReader = PrefetchingReader(source: try reading.makeReader(ReadOptions(scale: plan.loadScale)))
+        var reader: any ImageReader = PrefetchingReader(source: try reading.makeReader(
+            ReadOptions(scale: plan.loadScale, entropyIndexFolder: options.entropyIndexFolder)))
         if plan.boxFactor > 1 { reader = BoxShrinkReader(source: reader, factor: plan.boxFactor) }
         if reader.size != plan.resampledSize {
             reader = try ResamplingReader(source: reader, size: plan.resampledSize,

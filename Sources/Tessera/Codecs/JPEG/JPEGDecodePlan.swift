@@ -7,8 +7,13 @@ import Foundation
 /// A sequential 8-bit gray or 3-component JPEG file with an entropy index (`JPEGEntropyIndex`) in the request's
 /// folder, asked for a region of less than half its area, has the region's MCUs decoded from the index's saved
 /// states (`BandedJPEGDecoder` over `IndexedCoefficients`); a whole read stays libjpeg's, which is faster at
-/// that. Only the first scan's header is read to decide: the index, keyed by the file's size and time, vouches
-/// for the rest.
+/// that alone. Only the first scan's header is read to decide: the index, keyed by the file's size and time,
+/// vouches for the rest.
+///
+/// A whole read of such a file of at least `parallelMinimumPixels`, on at least `parallelMinimumCores`, is decoded
+/// on every core from its entropy index (`ParallelBandDecoder`): the one in the request's folder, or, on first
+/// contact, one built there by speculative decoding on every core (`SpeculativeIndexBuild`), so later reads of
+/// the file, whole or regions, start from it.
 ///
 /// Otherwise, only a progressive 8-bit gray or 3-component first page can leave libjpeg:
 /// - at 1/8, a Huffman-coded frame whose sampling libjpeg can upsample and that has at most 56 DC scans is decoded
@@ -21,6 +26,15 @@ enum JPEGDecodePlan {
     case banded(JPEGSession, JPEGScanIndex)
     case dcOnly(JPEGScanIndex)
     case indexed(JPEGSession, JPEGScanIndex, JPEGEntropyIndex)
+    case parallel(JPEGScanIndex, JPEGEntropyIndex, workers: Int)
+
+    /// The fewest pixels a JPEG decoded on every core has: below, libjpeg's one pass is quick enough that an index
+    /// file per image (built and written on first contact) is not worth it.
+    static let parallelMinimumPixels = 16_000_000
+    /// The fewest cores that make decoding on every core pay: per core it costs 2.4x libjpeg's CPU time at 1/8 and
+    /// 3.7x at full scale (Tessera's Huffman decoding is slower than libjpeg's, and each band is re-encoded for
+    /// libjpeg to decode again; BENCHMARKS.md), so on 2 cores libjpeg's serial decode is faster.
+    static let parallelMinimumCores = 4
 
     /// The most DC scans the DC-only decoder takes: each gets a file cursor of its own, and a real file has one
     /// first scan and at most 13 refinements per component, so more is left to libjpeg rather than opening a file
@@ -33,6 +47,12 @@ enum JPEGDecodePlan {
         if plain && !properties.isProgressive, let (scans, index) = Self.entropyIndex(input: input, properties: properties,
                                                                                        request: request) {
             self = .indexed(try JPEGSession(input: input), scans, index)
+            return
+        }
+        if plain && !properties.isProgressive, let (scans, index, workers) = try Self.parallel(input: input,
+                                                                                             properties: properties,
+                                                                                             request: request) {
+            self = .parallel(scans, index, workers: workers)
             return
         }
         guard properties.isProgressive, plain else {
@@ -75,6 +95,34 @@ enum JPEGDecodePlan {
         return (scans, index)
     }
 
+    /// The index to decode a whole read of `input` with on every core, its scan and the workers; nil for a
+    /// region, fewer than `minimumCores`, a small image (under `minimumPixels`, or under two bands per core), no cache
+    /// folder, or a file Tessera's sequential decoder does not read
+    /// (left to libjpeg, which says what is wrong with it).
+    static func parallel(input: ImageInput, properties: ImageProperties, request: DecodeRequest,
+                         minimumPixels: Int = parallelMinimumPixels, minimumCores: Int = parallelMinimumCores) throws
+        -> (JPEGScanIndex, JPEGEntropyIndex, Int)? {
+        let size = reducedSize(properties.size, by: request.scale)
+        let workers = availableCores()
+        guard workers > 1, workers >= minimumCores, let folder = request.entropyIndexFolder, case let .file(path) = input,
+              request.region.map({ $0 == Rect(x: 0, y: 0, width: size.width, height: size.height) }) ?? true,
+              properties.width * properties.height >= minimumPixels,
+              let scans = try? JPEGScanIndex(input: input, firstScanOnly: true), SequentialCoefficientDecoder.canDecode(scans),
+              scans.frame.mcusDown >= 2 * workers * ParallelBandDecoder.bandRows else { return nil }
+        do {
+            return (scans, try JPEGEntropyIndex.loadOrBuild(for: path, folder: folder, workers: workers).index, workers)
+        } catch let error as TesseraError {
+            // A cache folder that cannot be written, or a file too small for an index, leaves the read to libjpeg;
+            // so does a damaged scan when the rows before the damage are wanted (`allowPartial`). Otherwise the
+            // damage is reported with its MCU row.
+            switch error {
+            case .io, .unsupported: return nil
+            case .truncated where request.allowPartial, .corrupt where request.allowPartial: return nil
+            default: throw error
+            }
+        }
+    }
+
     /// The decoder chosen, built from what the plan read.
     func makeDecoder(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws -> any RowDecoder {
         switch self {
@@ -93,6 +141,9 @@ enum JPEGDecodePlan {
             return try BandedJPEGDecoder(input: input, properties: properties, request: request, session: session,
                                          frame: scans.frame, coefficients: try IndexedCoefficients(
                                             scans: scans, index: index, input: input))
+        case let .parallel(scans, index, workers):
+            return try ParallelBandDecoder(input: input, properties: properties, request: request, scans: scans,
+                                           index: index, workers: workers)
         }
     }
 }

@@ -13,9 +13,9 @@ protocol BandCoefficients: AnyObject {
 /// Decodes a JPEG whose coefficients Tessera's own entropy decoding gives (`BandCoefficients`), a band of MCU rows
 /// at a time, in memory bounded by the band: a progressive JPEG whose whole-image coefficient buffer, which libjpeg
 /// holds until the last scan, exceeds the budget, or a region of a sequential JPEG read from its entropy index.
-/// Each band's coefficients, with one MCU row more above and below (and, for a region, one MCU column more on
-/// each side), are written by libjpeg as a sequential JPEG in memory (the source's quantisation tables, standard
-/// Huffman tables) and decoded by `JPEGDecoder`, so the IDCT, DCT scaling, fancy upsampling and colour conversion
+/// Each band's coefficients, with one MCU row more above and below where the upsampler reads them (and, for a
+/// region, one MCU column more on each side), are written by libjpeg as a sequential JPEG in memory (the source's
+/// quantisation tables, standard Huffman tables) and decoded by `JPEGDecoder`, so the IDCT, DCT scaling, fancy upsampling and colour conversion
 /// are libjpeg's own. The extra MCUs give the upsampler the neighbours it reads at the band's edges; their output
 /// is dropped, so bands join without seams and the rows equal a one-shot libjpeg decode.
 ///
@@ -31,6 +31,9 @@ final class BandedJPEGDecoder: RowDecoder {
     private let frame: JPEGFrameHeader
     /// MCU rows per band.
     let bandRows: Int
+    /// MCU rows decoded above and below each band for libjpeg's upsampler: 1 where it reads the rows beside (fancy
+    /// upsampling of vertically subsampled components, at every scale but 1/8), else 0.
+    private let contextRows: Int
     /// The current band's decoder, and its rows still to hand out.
     private var band: JPEGDecoder?
     private var bandRowsLeft = 0
@@ -47,9 +50,10 @@ final class BandedJPEGDecoder: RowDecoder {
     static let regionBandRows = 16
 
     /// Decodes the image whose header `session` has read and whose frame is `frame` from `coefficients`
-    /// (`JPEGDecodePlan` says when); throws for sampling libjpeg cannot upsample.
+    /// (`JPEGDecodePlan` says when), bands of at most `maxBandRows` MCU rows when given; throws for sampling
+    /// libjpeg cannot upsample.
     init(input: ImageInput, properties: ImageProperties, request: DecodeRequest, session: JPEGSession,
-         frame: JPEGFrameHeader, coefficients: any BandCoefficients) throws {
+         frame: JPEGFrameHeader, coefficients: any BandCoefficients, maxBandRows: Int? = nil) throws {
         self.input = input
         self.request = request
         self.session = session
@@ -61,8 +65,9 @@ final class BandedJPEGDecoder: RowDecoder {
         // A quarter of the budget for the window: libjpeg's copy of the band's coefficients, the band's JPEG
         // and its decoder's copy of it take about as much again.
         let rowBytes = CoefficientWindow.bytesPerMCURow(frame)
-        bandRows = min(frame.mcusDown, request.budget.limit / 4 / rowBytes - 2,
-                       coefficients.decodesInOrder ? frame.mcusDown : Self.regionBandRows)
+        bandRows = max(1, min(frame.mcusDown, request.budget.limit / 4 / rowBytes - 2,
+                              maxBandRows ?? (coefficients.decodesInOrder ? frame.mcusDown : Self.regionBandRows)))
+        contextRows = request.scale < 8 && frame.components.contains { $0.vertical < frame.maxVertical } ? 1 : 0
         try request.budget.check(4 * rowBytes * 3, for: "decoding a JPEG one band of rows at a time", path: input.name)
         // A region's window, over its columns only, is made when the columns are known.
         window = CoefficientWindow(frame: frame, capacity: coefficients.decodesInOrder ? bandRows + 2 : 0)
@@ -143,7 +148,7 @@ final class BandedJPEGDecoder: RowDecoder {
     private func advance(encode: Bool) throws {
         if window.capacity == 0 { window = CoefficientWindow(frame: frame, capacity: bandRows + 2) }
         let first = nextRow, end = min(first + bandRows, frame.mcusDown)
-        let windowStart = max(0, first - 1), windowEnd = min(end + 1, frame.mcusDown)
+        let windowStart = max(0, first - contextRows), windowEnd = min(end + contextRows, frame.mcusDown)
         let held = window.endRow
         window.slide(to: windowStart, end: windowEnd)
         try coefficients.decode(rows: max(held, windowStart)..<windowEnd, into: window)
@@ -168,7 +173,9 @@ final class BandedJPEGDecoder: RowDecoder {
         bandRowsLeft = rows.count
     }
 
-    /// The window's coefficients as a sequential JPEG `width` x `height` pixels.
+    /// The window's coefficients as a sequential JPEG `width` x `height` pixels. At 1/8 libjpeg reads only the DC
+    /// coefficient of a component at full sampling (its 1 x 1 IDCT), so only that is copied, and the JPEG is
+    /// quicker to write and read.
     private func encodeWindow(width: Int, height: Int) throws -> [UInt8] {
         guard let encoder = tessera_jpeg_encoder_create() else {
             throw TesseraError.io(path: input.name, detail: "cannot create a JPEG encoder")
@@ -189,7 +196,13 @@ final class BandedJPEGDecoder: RowDecoder {
                     return []
                 }
                 let source = window.blockRow(component: component, row: window.firstRow * info.vertical + row)
-                UnsafeMutableRawPointer(target).copyMemory(from: source, byteCount: blocksAcross * 128)
+                if request.scale == 8 && info.horizontal == frame.maxHorizontal && info.vertical == frame.maxVertical {
+                    let blocks = UnsafeMutableRawPointer(target).assumingMemoryBound(to: Int16.self)
+                    blocks.update(repeating: 0, count: blocksAcross * 64)
+                    for block in 0..<blocksAcross { blocks[block * 64] = source[block * 64] }
+                } else {
+                    UnsafeMutableRawPointer(target).copyMemory(from: source, byteCount: blocksAcross * 128)
+                }
             }
         }
         try check(tessera_jpeg_finish_compress(encoder))

@@ -77,10 +77,12 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
             && scans.frame.components.count == componentCount && scan.restartInterval == restartInterval
     }
 
-    /// Decodes the whole scan of the JPEG `input` (whose key is `key`) once and keeps its states; throws
+    /// Decodes the whole scan of the JPEG `input` (whose key is `key`) once and keeps its states, on `workers`
+    /// threads when the scan has no restart interval (`SpeculativeIndexBuild`), else serially; throws
     /// `unsupported` for JPEGs `SequentialCoefficientDecoder` does not read, and for files so small that even one
     /// state per MCU row would exceed the size limit.
-    public static func build(input: ImageInput, key: Key) throws -> JPEGEntropyIndex {
+    public static func build(input: ImageInput, key: Key, workers: Int = availableCores()) throws
+        -> JPEGEntropyIndex {
         let scans = try JPEGScanIndex(input: input)
         let decoder = try SequentialCoefficientDecoder(index: scans, input: input)
         let frame = scans.frame, scan = scans.scans[0], limit = byteLimit(forFileSize: key.size)
@@ -89,9 +91,15 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
         var stride = 1
         while stride < frame.mcusAcross
             && 64 + typical * frame.mcusDown * ((frame.mcusAcross + stride - 1) / stride) > limit { stride *= 2 }
-        var states: [JPEGScanState.Resumable] = []
-        states.reserveCapacity(frame.mcusDown * ((frame.mcusAcross + stride - 1) / stride))
-        try decoder.record(through: decoder.mcuCount, every: stride, into: &states)
+        var states: [JPEGScanState.Resumable]
+        if workers > 1, let found = try SpeculativeIndexBuild.states(scans: scans, input: input, workers: workers,
+                                                                      stride: stride) {
+            states = found.states
+        } else {
+            states = []
+            states.reserveCapacity(frame.mcusDown * ((frame.mcusAcross + stride - 1) / stride))
+            try decoder.record(through: decoder.mcuCount, every: stride, into: &states)
+        }
         var index = JPEGEntropyIndex(key: key, dataOffset: scan.dataOffset, mcusAcross: frame.mcusAcross,
                                      mcusDown: frame.mcusDown, componentCount: frame.components.count,
                                      restartInterval: scan.restartInterval, stride: stride, states: states)
@@ -254,15 +262,16 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
     }
 
     /// The JPEG at `path`'s index in `folder`: the one kept when it can be trusted, else built (one pass over the
-    /// file) and written there under a temporary name renamed into place. Returns it, its file and what happened.
-    public static func loadOrBuild(for path: String, folder: String) throws
+    /// file, on `workers` threads) and written there under a temporary name renamed into place. Returns it, its file
+    /// and what happened.
+    public static func loadOrBuild(for path: String, folder: String, workers: Int = availableCores()) throws
         -> (index: JPEGEntropyIndex, file: String, outcome: Outcome) {
         let key = try Key(path: path)
         let file = location(of: path, key: key, folder: folder)
         let existed = FileManager.default.fileExists(atPath: file)
         let scans = try JPEGScanIndex(input: .file(path: path))
         if existed, let index = load(for: path, scans: scans, folder: folder) { return (index, file, .reused) }
-        let index = try build(input: .file(path: path), key: key)
+        let index = try build(input: .file(path: path), key: key, workers: workers)
         do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
             throw TesseraError.io(path: folder, detail: "cannot create the folder")
         }

@@ -86,6 +86,68 @@ final class SequentialCoefficientDecoder {
         try decode(through: end, into: nil, recordEvery: every, states: &states)
     }
 
+    /// Continues from a guessed state: bit `bit` of the file taken as an MCU's start with every DC prediction 0,
+    /// counted as MCU 0 (speculative decoding, `SpeculativeIndexBuild`). Only scans without restart intervals.
+    func guess(bit: Int) {
+        state.resume(at: JPEGScanState.Resumable(reader: JPEGEntropyReader.Snapshot(offset: bit / 8, skip: bit % 8),
+                                                 predictions: SIMD4(), restartsLeft: 0, nextRestart: 0, started: false))
+        position = 0
+        unitStarted = false
+    }
+
+    /// How `trace` stopped.
+    enum TraceEnd: Equatable {
+        /// At an MCU's start at or past the bit asked for (that MCU not traced).
+        case reached
+        /// At an MCU's start (the last traced) that `against` traced too, at the MCU given there.
+        case synchronised(theirs: Int)
+        /// `against` ends before the bits reached: nothing of it can be met any more.
+        case passed
+        /// With `limit` states traced, or where the data ends (the MCU being decoded then not complete).
+        case ended
+        /// At bits that form no valid code before the data's end: the guess was wrong, or the data is damaged.
+        case invalid
+    }
+
+    /// Decodes MCUs without keeping their coefficients, appending the state before each to `trace`, until an MCU
+    /// starts at or after bit `stop`, `trace` holds `limit` states, the data ends, a code is invalid, or an MCU
+    /// starts where `against` (another trace of the same scan, from `cursor` on) has one: from there both decode
+    /// the same, DC predictions apart. The restart interval must be 0.
+    func trace(into trace: inout MCUTrace, stop: Int, limit: Int, against: MCUTrace?, cursor: inout Int) -> TraceEnd {
+        var state = self.state
+        defer {
+            self.state = state
+        }
+        let slots = self.slots, scratch = self.scratch
+        return scan.dcTables.withUnsafeBufferPointer { dcTables in
+            scan.acTables.withUnsafeBufferPointer { acTables in
+                while true {
+                    let snapshot = state.reader.snapshot
+                    let bit = snapshot.isBitPosition ? snapshot.offset * 8 + snapshot.skip : -1
+                    if against == nil && bit >= stop { return .reached }
+                    if let against, bit >= 0 {
+                        while cursor < against.count && against.bits[cursor] < bit { cursor += 1 }
+                        if cursor == against.count { return .passed }
+                        if against.bits[cursor] == bit {
+                            trace.append(snapshot: snapshot, bit: bit, predictions: state.predictions)
+                            return .synchronised(theirs: cursor)
+                        }
+                    }
+                    trace.append(snapshot: snapshot, bit: bit, predictions: state.predictions)
+                    if trace.count == limit { return .ended }
+                    position += 1
+                    for index in 0..<slots.count {
+                        let slot = slots[index]
+                        guard state.decodeSequentialBlock(scratch + index * 64, position: slot.position,
+                                                          dc: dcTables[slot.position], ac: acTables[slot.position])
+                        else { return state.reader.marker == nil ? .invalid : .ended }
+                    }
+                    if state.reader.overran { return .ended }
+                }
+            }
+        }
+    }
+
     private func decode(through end: Int, into window: CoefficientWindow?, recordEvery: Int,
                         states: inout [JPEGScanState.Resumable]) throws {
         let end = min(end, mcuCount)
