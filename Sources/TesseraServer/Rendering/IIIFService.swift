@@ -124,10 +124,11 @@ public final class IIIFService: Sendable {
             // preview) and the request in its canonical form, whatever the host or the spelling asked with.
             let key = "\(path)\n\(image.size) \(image.modified.timeIntervalSince1970)\n\(source.input.name)\n\(canonicalPath)"
             let rendered = try responses.response(for: key) {
-                let (bytes, mediaType) = try IIIFRenderer.render(resolved, from: source,
-                                                                 reducedBy: preview == nil ? 1 : PyramidCache.previewFactor,
-                                                                 quality: configuration.jpegQuality,
-                                                                 entropyIndexFolder: configuration.cache?.folder)
+                let quality = configuration.jpegQuality
+                let (bytes, mediaType) = try storedTileSource(for: resolved, in: image).map {
+                    try IIIFRenderer.render($0.request, from: $0.source, reducedBy: $0.scale, quality: quality)
+                } ?? IIIFRenderer.render(resolved, from: source, reducedBy: preview == nil ? 1 : PyramidCache.previewFactor,
+                                         quality: quality, entropyIndexFolder: configuration.cache?.folder)
                 return ResponseCache.Response(bytes: bytes, mediaType: mediaType)
             }
             return (rendered.bytes, rendered.mediaType)
@@ -138,21 +139,49 @@ public final class IIIFService: Sendable {
 
     /// The stored JPEG that answers the request exactly, if there is one: a tile of a pyramid level (cut by the
     /// image's edge or not), asked for at its size in the level as stored (which, for a level halved rounding
-    /// down, may be a pixel short of the size the geometry gives), as it is, in JPEG. This is the path that needs
-    /// no decoding and no encoding; a tile asked for a pixel off its stored size is rendered from its level.
+    /// down, may be a pixel short of the size the geometry gives) or asked for a pixel off the geometry's size, in
+    /// JPEG: as stored, or cut or stretched by those pixels in its coefficients. This is the path that needs no
+    /// decoding of pixels and no encoding of them; a size further off (a height rounded from a narrow tile's aspect
+    /// ratio) is a resampling, rendered (from the one stored tile, `storedTileSource`).
     private func storedTile(for request: IIIFResolvedRequest, in image: OpenImages.Image) throws -> [UInt8]? {
         guard request.rotation == 0, !request.mirror, request.format == "jpg",
               request.quality == .default || (request.quality == .color && image.source.properties.colorModel != .gray),
+              let tiles = image.tiles ?? image.previewTiles,
               let (scale, column, row) = IIIFTileGeometry(imageSize: image.source.properties.size,
                                                           tileWidth: tileSize(of: image),
                                                           tileHeight: tileSize(of: image))
                   .tile(region: request.region, size: request.size, slack: 1)
         else { return nil }
-        if let tiles = image.tiles { return try tiles.jpeg(scale: scale, column: column, row: row, size: request.size) }
+        if image.tiles != nil { return try tiles.jpeg(scale: scale, column: column, row: row, size: request.size) }
         let factor = PyramidCache.previewFactor
-        guard let tiles = image.previewTiles, tiles.tileSize == tileSize(of: image), scale % factor == 0
-        else { return nil }
+        guard tiles.tileSize == tileSize(of: image), scale % factor == 0 else { return nil }
         return try tiles.jpeg(scale: scale / factor, column: column, row: row, size: request.size)
+    }
+
+    /// What a render reads when the request's region, at the stored level it is read from (its reduction's, or
+    /// the smallest stored level above that), lies in one stored tile: that tile's JPEG cut to its real pixels,
+    /// read as the image reduced `scale` times, and the request moved to the tile's origin. One JPEG decoded with
+    /// libjpeg's DCT scaling instead of the pyramid opened through libtiff: thumbnails from the smallest level,
+    /// tiles asked for a few pixels off their size.
+    private func storedTileSource(for request: IIIFResolvedRequest, in image: OpenImages.Image) throws
+        -> (source: ImageSource, scale: Int, request: IIIFResolvedRequest)? {
+        guard let tiles = image.tiles else { return nil }
+        var scale = IIIFRenderer.reduction(for: request)
+        while scale > 1, tiles.storedLevelSize(scale: scale) == nil { scale /= 2 }
+        guard let level = tiles.storedLevelSize(scale: scale) else { return nil }
+        let side = tiles.tileSize, span = side * scale, region = request.region
+        let column = region.x / span, row = region.y / span
+        guard (region.maxX - 1) / span == column, (region.maxY - 1) / span == row else { return nil }
+        let content = Size(width: min(side, level.width - column * side), height: min(side, level.height - row * side))
+        // A region past a level halved rounding down (the image's last pixel or two) is not in the tile.
+        guard content.width > 0, content.height > 0, (region.x - column * span) / scale < content.width,
+              (region.y - row * span) / scale < content.height,
+              let jpeg = try tiles.jpeg(scale: scale, column: column, row: row, size: content) else { return nil }
+        let moved = IIIFResolvedRequest(region: Rect(x: region.x - column * span, y: region.y - row * span,
+                                                     width: region.width, height: region.height),
+                                        size: request.size, rotation: request.rotation, mirror: request.mirror,
+                                        quality: request.quality, format: request.format)
+        return (try ImageSource(bytes: jpeg, name: image.source.input.name), scale, moved)
     }
 
     /// The tile size clients are told to ask for: the stored tiles' when there are any, else a tiled JPEG 2000's
