@@ -154,12 +154,15 @@ import Testing
             let measured = try difference("/iiif/vips/full/\(width),/0/default.jpg", Rect(original.size))
             #expect(measured < 11, "full/\(width),: mean difference \(measured)")
         }
-        // A tile asked for at its size in the rounded-down level is the stored tile, cropped in its coefficients;
-        // an interior tile is the stored tile as it is.
+        // A tile asked for at its size in the rounded-down level is the stored tile, cropped in its coefficients,
+        // and kept like a render; an interior tile is the stored tile as it is, not kept.
+        let kept = service.responses.usage.count
         let edge = get(service, "/iiif/vips/1024,0,509,512/254,256/0/default.jpg")
         #expect(edge.body == (try tiles.jpeg(scale: 2, column: 2, row: 0, size: Size(width: 254, height: 256))))
+        #expect(service.responses.usage.count == kept + 1)
         let interior = get(service, "/iiif/vips/512,512,512,512/256,/0/default.jpg")
         #expect(interior.body == (try tiles.jpeg(scale: 2, column: 1, row: 1, size: Size(width: 256, height: 256))))
+        #expect(service.responses.usage.count == kept + 1)
     }
 
     /// info.json's `sizes` are the levels libvips stored (rounded down), and asking for one is that level's pixels

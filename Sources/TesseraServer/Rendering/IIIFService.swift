@@ -117,13 +117,18 @@ public final class IIIFService: Sendable {
         let canonicalPath = resolved.canonicalPath(imageSize: size, maxSize: maxSize)
         let canonical = base + "/" + canonicalPath
         var response = try validators(image: image, tag: canonical).respond(to: request) {
-            if let stored = try storedTile(for: resolved, in: image) { return (stored, "image/jpeg") }
+            // A whole tile is sent as stored; one cut or stretched in its coefficients is kept like a render.
+            let wholeTile = resolved.size == Tessera.Size(width: tileSize(of: image), height: tileSize(of: image))
+            if wholeTile, let stored = try storedTile(for: resolved, in: image) { return (stored, "image/jpeg") }
             let preview = image.current.preview.flatMap { reduction >= PyramidCache.previewFactor ? $0 : nil }
             let source = preview ?? image.source
             // What the bytes depend on: the file as it is now, what it is read from (the file, its pyramid, the
             // preview) and the request in its canonical form, whatever the host or the spelling asked with.
             let key = "\(path)\n\(image.size) \(image.modified.timeIntervalSince1970)\n\(source.input.name)\n\(canonicalPath)"
             let rendered = try responses.response(for: key) {
+                if !wholeTile, let made = try storedTile(for: resolved, in: image) {
+                    return ResponseCache.Response(bytes: made, mediaType: "image/jpeg")
+                }
                 let quality = configuration.jpegQuality
                 let (bytes, mediaType) = try storedTileSource(for: resolved, in: image).map {
                     try IIIFRenderer.render($0.request, from: $0.source, reducedBy: $0.scale, quality: quality)
