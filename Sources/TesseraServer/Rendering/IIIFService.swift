@@ -164,29 +164,27 @@ public final class IIIFService: Sendable {
     }
 
     /// What a render reads when the request's region, at the stored level it is read from (its reduction's, or
-    /// the smallest stored level above that), lies in one stored tile: that tile's JPEG cut to its real pixels,
-    /// read as the image reduced `scale` times, and the request moved to the tile's origin. One JPEG decoded with
-    /// libjpeg's DCT scaling instead of the pyramid opened through libtiff: thumbnails from the smallest level,
-    /// tiles asked for a few pixels off their size.
+    /// the smallest stored level above that), lies in one stored tile: that tile's JPEG as stored, read as the
+    /// image reduced `scale` times, and the request moved to the tile's origin and kept to its real pixels. One
+    /// JPEG decoded with libjpeg's DCT scaling instead of the pyramid opened through libtiff: thumbnails from the
+    /// smallest level, tiles asked for further off their size than the coefficients stretch.
     private func storedTileSource(for request: IIIFResolvedRequest, in image: OpenImages.Image) throws
         -> (source: ImageSource, scale: Int, request: IIIFResolvedRequest)? {
         guard let tiles = image.tiles else { return nil }
         var scale = IIIFRenderer.reduction(for: request)
         while scale > 1, tiles.storedLevelSize(scale: scale) == nil { scale /= 2 }
-        guard let level = tiles.storedLevelSize(scale: scale) else { return nil }
-        let side = tiles.tileSize, span = side * scale, region = request.region
+        let span = tiles.tileSize * scale, region = request.region
         let column = region.x / span, row = region.y / span
-        guard (region.maxX - 1) / span == column, (region.maxY - 1) / span == row else { return nil }
-        let content = Size(width: min(side, level.width - column * side), height: min(side, level.height - row * side))
+        guard (region.maxX - 1) / span == column, (region.maxY - 1) / span == row,
+              let (jpeg, content) = try tiles.storedJPEG(scale: scale, column: column, row: row) else { return nil }
         // A region past a level halved rounding down (the image's last pixel or two) is not in the tile.
-        guard content.width > 0, content.height > 0, (region.x - column * span) / scale < content.width,
-              (region.y - row * span) / scale < content.height,
-              let jpeg = try tiles.jpeg(scale: scale, column: column, row: row, size: content) else { return nil }
-        let moved = IIIFResolvedRequest(region: Rect(x: region.x - column * span, y: region.y - row * span,
-                                                     width: region.width, height: region.height),
-                                        size: request.size, rotation: request.rotation, mirror: request.mirror,
-                                        quality: request.quality, format: request.format)
-        return (try ImageSource(bytes: jpeg, name: image.source.input.name), scale, moved)
+        let moved = Rect(x: region.x - column * span, y: region.y - row * span, width: region.width, height: region.height)
+            .intersection(Rect(x: 0, y: 0, width: content.width * scale, height: content.height * scale))
+        guard !moved.isEmpty else { return nil }
+        let inTile = IIIFResolvedRequest(region: moved, size: request.size, rotation: request.rotation,
+                                         mirror: request.mirror, quality: request.quality, format: request.format)
+        guard IIIFRenderer.reduction(for: inTile) >= scale else { return nil }
+        return (try ImageSource(bytes: jpeg, name: image.source.input.name), scale, inTile)
     }
 
     /// The tile size clients are told to ask for: the stored tiles' when there are any, else a tiled JPEG 2000's
