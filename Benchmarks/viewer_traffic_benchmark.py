@@ -135,6 +135,25 @@ def alone(host, port, urls):
     return times
 
 
+def request_class(path):
+    """What kind of request a path is: info.json, a thumbnail, a whole stored tile, or an edge or odd tile."""
+    if path == "info.json":
+        return "info.json"
+    if path.startswith("full/"):
+        return "thumbnail"
+    return "whole tile" if is_stored_tile(path) else "edge or odd tile"
+
+
+def by_class(paths, times, median_stored):
+    """Each class's median, slowest and how many took over 3x the stored median, as one line."""
+    parts = []
+    for name in ["whole tile", "edge or odd tile", "thumbnail", "info.json"]:
+        ts = [t for path, t in zip(paths, times) if request_class(path) == name]
+        parts.append(f"{name} {len(ts)}: median {statistics.median(ts):.2f} ms, slowest {max(ts):.1f} ms,"
+                     f" {sum(t > 3 * median_stored for t in ts)} over 3x")
+    return "; ".join(parts)
+
+
 def summary(paths, times):
     """The median of the whole stored tiles, the median of all, the slowest and how many took over 3x the first."""
     median_stored = statistics.median(t for path, t in zip(paths, times) if is_stored_tile(path))
@@ -190,6 +209,7 @@ def main():
                     print(f"  {kind}, {server}, alone, {attempt}: stored tile median {median_stored:.2f} ms, all median"
                           f" {median:.2f} ms, worst {worst:.1f} ms ({worst_path}), {over} over 3x the stored median",
                           file=sys.stderr)
+                    print(f"    by class: {by_class(paths, times, median_stored)}", file=sys.stderr)
                 for connections in map(int, args.connections.split(",")):
                     rate, p50, p99, errors, socket_errors = run_wrk(f"http://127.0.0.1:{port}/", [url.lstrip("/") for url in urls],
                                                                     connections, args.duration, temporary)

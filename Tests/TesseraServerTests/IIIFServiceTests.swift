@@ -120,9 +120,11 @@ import Testing
     }
 
     /// Edge tiles asked for as viewers ask (`w,` rounded up, the height from the aspect ratio) are a pixel or two
-    /// off libvips' rounded-down levels: each is answered from its own level, one stored tile decoded and
-    /// stretched, not from the level twice as large, and its pixels stay close to a render of the full image.
-    @Test(needsVips) func tilesAPixelOffALevelAreRenderedFromThatLevel() throws {
+    /// off libvips' rounded-down levels: each is answered from its own level's stored tile, cut or stretched by
+    /// those pixels in its coefficients (the last real column and row repeated), not from the level twice as large;
+    /// a size further off, or a thumbnail, is rendered from the one stored tile its region lies in. Their pixels
+    /// stay close to a render of the full image.
+    @Test(needsVips) func tilesAPixelOffALevelAreAnsweredFromThatLevel() throws {
         let (original, pyramid) = try libvipsPyramid()
         let service = IIIFService(catalog: try ImageCatalog(path: folder + "/images"))
         let tiles = try #require(try ImageSource(path: pyramid).storedJPEGTiles())
@@ -136,28 +138,48 @@ import Testing
         // 1/2 and 2.08 at 1/4.
         let stored = [2: try difference("/iiif/vips/512,512,512,512/256,/0/default.jpg", Rect(x: 512, y: 512, width: 512, height: 512)),
                       4: try difference("/iiif/vips/0,0,1024,1024/256,/0/default.jpg", Rect(x: 0, y: 0, width: 1024, height: 1024))]
-        // (region, size, the level it is a tile of): the right edge at 1/4 (a height rounded from the narrow tile's
-        // aspect ratio two pixels over the level's) and 1/2, the corner at 1/2, a size a pixel over the level's.
-        // Measured: 3.32, 1.79, 2.81, 1.71 (from the level twice as large, as before: 1.58, 1.02, 1.21, 1.02).
-        let near: [(Rect, String, Int)] = [
-            (Rect(x: 1024, y: 0, width: 509, height: 1024), "128,", 4),
-            (Rect(x: 1024, y: 0, width: 509, height: 512), "255,", 2),
-            (Rect(x: 1024, y: 1024, width: 509, height: 83), "255,", 2),
-            (Rect(x: 1024, y: 512, width: 509, height: 512), "255,256", 2),
+        // (region, size, the level it is a tile of, the stored tile's column, row and size as asked): the right edge
+        // at 1/2, the corner at 1/2, a size a pixel over the level's. Measured: 1.80, 2.15, 1.56 (stretched with the
+        // kernel from the decoded tile: 1.79, 2.81, 1.71; from the level twice as large: 1.02, 1.21, 1.02).
+        let near: [(Rect, String, Int, Int, Int, Size)] = [
+            (Rect(x: 1024, y: 0, width: 509, height: 512), "255,", 2, 2, 0, Size(width: 255, height: 257)),
+            (Rect(x: 1024, y: 1024, width: 509, height: 83), "255,", 2, 2, 2, Size(width: 255, height: 42)),
+            (Rect(x: 1024, y: 512, width: 509, height: 512), "255,256", 2, 2, 1, Size(width: 255, height: 256)),
         ]
-        for (region, size, scale) in near {
+        for (region, size, scale, column, row, asked) in near {
             let request = try IIIFRequest(region: region.description, size: size, rotation: "0", qualityAndFormat: "default.jpg")
                 .resolve(for: original.size, limits: IIIFLimits())
             #expect(IIIFRenderer.reduction(for: request) == scale, "\(region) at \(size) is read from its level")
-            let measured = try difference("/iiif/vips/\(region)/\(size)/0/default.jpg", region)
+            #expect(request.size == asked)
+            let path = "/iiif/vips/\(region)/\(size)/0/default.jpg"
+            #expect(get(service, path).body == (try tiles.jpeg(scale: scale, column: column, row: row, size: asked)),
+                    "\(region) at \(size) is the stored tile in its coefficients")
+            let measured = try difference(path, region)
             #expect(measured < stored[scale]! + 2, "\(region) at \(size): mean difference \(measured)")
         }
-        // A tile asked for at its size in the rounded-down level is the stored tile, cropped in its coefficients;
-        // an interior tile is the stored tile as it is.
+        // Further off than a pixel: the right edge at 1/4 (a height rounded from the narrow tile's aspect ratio two
+        // pixels over the level's) and six pixels taller, rendered from the one stored tile the region lies in.
+        // Measured: 2.83, 1.88 (the first from the level twice as large, as before issue 20: 1.58).
+        for size in ["128,", "128,262"] {
+            let region = Rect(x: 1024, y: 0, width: 509, height: 1024)
+            let measured = try difference("/iiif/vips/\(region)/\(size)/0/default.jpg", region)
+            #expect(measured < stored[4]! + 2, "\(region) at \(size): mean difference \(measured)")
+        }
+        // Thumbnails from the 1/8 level's one tile, decoded at 1/2 by libjpeg: measured 9.81 and 7.83, the ripple
+        // being near the limit of these sizes (read through libtiff and box-shrunk, as before: 11.1 and 7.9).
+        for width in [90, 125] {
+            let measured = try difference("/iiif/vips/full/\(width),/0/default.jpg", Rect(original.size))
+            #expect(measured < 11, "full/\(width),: mean difference \(measured)")
+        }
+        // A tile asked for at its size in the rounded-down level is the stored tile, cropped in its coefficients,
+        // and kept like a render; an interior tile is the stored tile as it is, not kept.
+        let kept = service.responses.usage.count
         let edge = get(service, "/iiif/vips/1024,0,509,512/254,256/0/default.jpg")
         #expect(edge.body == (try tiles.jpeg(scale: 2, column: 2, row: 0, size: Size(width: 254, height: 256))))
+        #expect(service.responses.usage.count == kept + 1)
         let interior = get(service, "/iiif/vips/512,512,512,512/256,/0/default.jpg")
         #expect(interior.body == (try tiles.jpeg(scale: 2, column: 1, row: 1, size: Size(width: 256, height: 256))))
+        #expect(service.responses.usage.count == kept + 1)
     }
 
     /// info.json's `sizes` are the levels libvips stored (rounded down), and asking for one is that level's pixels

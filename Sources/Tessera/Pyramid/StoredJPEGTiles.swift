@@ -5,10 +5,16 @@ public protocol StoredJPEGTiles: Sendable {
     /// The tile side in pixels, the same on every level.
     var tileSize: Int { get }
     /// The JPEG of the tile covering full-resolution pixels `(column * tileSize * scale, row * tileSize * scale)` at
-    /// reduction `scale`, when its size within that level is `size` (a tile at the right or bottom edge is
-    /// narrower, and a level halved rounding down a pixel shorter still), as stored or losslessly cropped; nil when
-    /// the pyramid has no such stored tile or it is not that size.
+    /// reduction `scale`, when its size within that level is within a pixel or two of `size` (a tile at the right
+    /// or bottom edge is narrower, a level halved rounding down a pixel shorter still, and viewers round the other
+    /// way): as stored, or cut to `size` in its coefficients, its last column and row repeated where `size` is
+    /// larger (`JPEGCoefficientCrop`); nil when the pyramid has no such stored tile or it is not near that size.
     func jpeg(scale: Int, column: Int, row: Int, size: Size) throws -> [UInt8]?
+    /// The tile as stored (in a pyramidal TIFF a whole tile, padded past the level's edge) and the size of its
+    /// real pixels; nil when the pyramid has no such stored tile.
+    func storedJPEG(scale: Int, column: Int, row: Int) throws -> (jpeg: [UInt8], content: Size)?
+    /// The size of the level stored at reduction `scale` (1, 2, 4, ...), as stored; nil when no level is.
+    func storedLevelSize(scale: Int) -> Size?
     /// The memory the tile index holds, in bytes, for callers that keep many open.
     var indexByteCount: Int { get }
 }

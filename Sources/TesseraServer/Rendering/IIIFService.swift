@@ -142,15 +142,21 @@ public final class IIIFService: Sendable {
         let canonical = base + "/" + canonicalPath
         // The tag names the image and the request, not the host asked through: caches share it across addresses.
         var response = try validators(image: image, tag: encodedIdentifier + "/" + canonicalPath).respond(to: request) {
-            if let stored = try storedTile(for: resolved, in: image) { return (stored, "image/jpeg") }
+            // A whole tile is sent as stored; one cut or stretched in its coefficients is kept like a render.
+            let wholeTile = resolved.size == Tessera.Size(width: tileSize(of: image), height: tileSize(of: image))
+            if wholeTile, let stored = try storedTile(for: resolved, in: image) { return (stored, "image/jpeg") }
             let preview = image.current.preview.flatMap { reduction >= PyramidCache.previewFactor ? $0 : nil }
             let source = preview ?? image.source
             // What the bytes depend on: the file as it is now, what it is read from (the file, its pyramid, the
             // preview) and the request in its canonical form, whatever the host or the spelling asked with.
             let key = "\(path)\n\(image.size) \(image.modified.timeIntervalSince1970)\n\(source.input.name)\n\(canonicalPath)"
             let rendered = try responses.response(for: key) {
-                let plan = try IIIFRenderer.plan(resolved, from: source,
-                                                 reducedBy: preview == nil ? 1 : PyramidCache.previewFactor)
+                if !wholeTile, let made = try storedTile(for: resolved, in: image) {
+                    return ResponseCache.Response(bytes: made, mediaType: "image/jpeg")
+                }
+                let plan = try storedTileSource(for: resolved, in: image).map {
+                    try IIIFRenderer.plan($0.request, from: $0.source, reducedBy: $0.scale)
+                } ?? IIIFRenderer.plan(resolved, from: source, reducedBy: preview == nil ? 1 : PyramidCache.previewFactor)
                 let (bytes, mediaType) = try renderBudget.withReservation(of: plan.workingSet) {
                     try IIIFRenderer.render(plan, quality: configuration.jpegQuality,
                                             entropyIndexFolder: configuration.cache?.folder, tileCache: decodedTiles)
@@ -165,21 +171,47 @@ public final class IIIFService: Sendable {
 
     /// The stored JPEG that answers the request exactly, if there is one: a tile of a pyramid level (cut by the
     /// image's edge or not), asked for at its size in the level as stored (which, for a level halved rounding
-    /// down, may be a pixel short of the size the geometry gives), as it is, in JPEG. This is the path that needs
-    /// no decoding and no encoding; a tile asked for a pixel off its stored size is rendered from its level.
+    /// down, may be a pixel short of the size the geometry gives) or asked for a pixel off the geometry's size, in
+    /// JPEG: as stored, or cut or stretched by those pixels in its coefficients. This is the path that needs no
+    /// decoding of pixels and no encoding of them; a size further off (a height rounded from a narrow tile's aspect
+    /// ratio) is a resampling, rendered (from the one stored tile, `storedTileSource`).
     private func storedTile(for request: IIIFResolvedRequest, in image: OpenImages.Image) throws -> [UInt8]? {
         guard request.rotation == 0, !request.mirror, request.format == "jpg",
               request.quality == .default || (request.quality == .color && image.source.properties.colorModel != .gray),
+              let tiles = image.tiles ?? image.previewTiles,
               let (scale, column, row) = IIIFTileGeometry(imageSize: image.source.properties.size,
                                                           tileWidth: tileSize(of: image),
                                                           tileHeight: tileSize(of: image))
                   .tile(region: request.region, size: request.size, slack: 1)
         else { return nil }
-        if let tiles = image.tiles { return try tiles.jpeg(scale: scale, column: column, row: row, size: request.size) }
+        if image.tiles != nil { return try tiles.jpeg(scale: scale, column: column, row: row, size: request.size) }
         let factor = PyramidCache.previewFactor
-        guard let tiles = image.previewTiles, tiles.tileSize == tileSize(of: image), scale % factor == 0
-        else { return nil }
+        guard tiles.tileSize == tileSize(of: image), scale % factor == 0 else { return nil }
         return try tiles.jpeg(scale: scale / factor, column: column, row: row, size: request.size)
+    }
+
+    /// What a render reads when the request's region, at the stored level it is read from (its reduction's, or
+    /// the smallest stored level above that), lies in one stored tile: that tile's JPEG as stored, read as the
+    /// image reduced `scale` times, and the request moved to the tile's origin and kept to its real pixels. One
+    /// JPEG decoded with libjpeg's DCT scaling instead of the pyramid opened through libtiff: thumbnails from the
+    /// smallest level, tiles asked for further off their size than the coefficients stretch.
+    private func storedTileSource(for request: IIIFResolvedRequest, in image: OpenImages.Image) throws
+        -> (source: ImageSource, scale: Int, request: IIIFResolvedRequest)? {
+        guard let tiles = image.tiles else { return nil }
+        var scale = IIIFRenderer.reduction(for: request)
+        while scale > 1, tiles.storedLevelSize(scale: scale) == nil { scale /= 2 }
+        let span = tiles.tileSize * scale, region = request.region
+        let column = region.x / span, row = region.y / span
+        guard (region.maxX - 1) / span == column, (region.maxY - 1) / span == row,
+              let (jpeg, content) = try tiles.storedJPEG(scale: scale, column: column, row: row) else { return nil }
+        // A region past a level halved rounding down (the image's last pixel or two) is not in the tile.
+        let moved = Rect(x: region.x - column * span, y: region.y - row * span, width: region.width, height: region.height)
+            .intersection(Rect(x: 0, y: 0, width: content.width * scale, height: content.height * scale))
+        guard !moved.isEmpty else { return nil }
+        let inTile = IIIFResolvedRequest(region: moved, size: request.size, rotation: request.rotation,
+                                         mirror: request.mirror, quality: request.quality, format: request.format)
+        guard IIIFRenderer.reduction(for: inTile) >= scale else { return nil }
+        return (try ImageSource(bytes: jpeg, name: image.source.input.name), scale, inTile)
     }
 
     /// The tile size clients are told to ask for: the stored tiles' when there are any, else a tiled JPEG 2000's

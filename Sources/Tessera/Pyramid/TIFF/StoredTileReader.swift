@@ -75,15 +75,28 @@ public final class StoredTileReader: Sendable {
 
     deinit { if descriptor >= 0 { close(descriptor) } }
 
+    /// The size of the level whose JPEG tiles are stored at reduction `scale`, or nil.
+    public func storedLevelSize(scale: Int) -> Size? { levels.first { $0.scale == scale }?.size }
+
     /// The JPEG of the tile covering full-resolution pixels `(column * tileSize * scale, row * tileSize * scale)` at
-    /// reduction `scale`, when its size within the level as stored (rounded either way) is `size`: the stored
-    /// bytes, or for a tile the level's edge cuts, the stored (padded) tile cropped to its size without decoding
-    /// (`JPEGLosslessCrop`); nil when the pyramid stores no such JPEG tile or it is not that size.
+    /// reduction `scale`, when its size within the level as stored (rounded either way) is within a pixel or two
+    /// of `size`: the stored bytes, or the stored (padded) tile cut to `size` in its coefficients, its last real
+    /// column and row repeated where `size` reaches past them (`JPEGCoefficientCrop`); nil when the pyramid stores
+    /// no such JPEG tile or it is not near that size.
     public func jpeg(scale: Int, column: Int, row: Int, size: Size) throws -> [UInt8]? {
+        guard let (jpeg, content) = try storedJPEG(scale: scale, column: column, row: row),
+              JPEGCoefficientCrop.reaches(size, from: content) else { return nil }
+        guard size != Size(width: tileSize, height: tileSize) || content != size else { return jpeg }
+        return try JPEGCoefficientCrop.topLeft(of: jpeg, size: size, content: content, name: input.name)
+    }
+
+    /// The tile at (`column`, `row`) of the level at reduction `scale` as stored (a whole tile, padded past the
+    /// level's edge) and the size of its real pixels; nil when the pyramid stores no such JPEG tile.
+    public func storedJPEG(scale: Int, column: Int, row: Int) throws -> (jpeg: [UInt8], content: Size)? {
         guard let level = levels.first(where: { $0.scale == scale }), column >= 0, row >= 0,
-              column * tileSize < level.size.width, row * tileSize < level.size.height,
-              size == Size(width: min(tileSize, level.size.width - column * tileSize),
-                           height: min(tileSize, level.size.height - row * tileSize)) else { return nil }
+              column * tileSize < level.size.width, row * tileSize < level.size.height else { return nil }
+        let content = Size(width: min(tileSize, level.size.width - column * tileSize),
+                           height: min(tileSize, level.size.height - row * tileSize))
         let index = row * level.columns + column
         let offset = level.offsets[index], count = Int(level.byteCounts[index])
         guard count > 4, count < 64 << 20 else { return nil }
@@ -97,8 +110,6 @@ public final class StoredTileReader: Sendable {
             tile = Array(bytes[Int(offset)..<Int(offset) + count])
         }
         guard tile[0] == 0xFF, tile[1] == 0xD8 else { return nil }
-        let jpeg = level.tables.isEmpty ? tile : level.tables + tile.dropFirst(2)
-        guard size != Size(width: tileSize, height: tileSize) else { return jpeg }
-        return try JPEGLosslessCrop.topLeft(of: jpeg, size: size, name: input.name)
+        return (level.tables.isEmpty ? tile : level.tables + tile.dropFirst(2), content)
     }
 }

@@ -123,14 +123,29 @@ extension TileFolderPyramid: StoredJPEGTiles {
     /// A tile folder has no index: tiles are found by name.
     var indexByteCount: Int { 0 }
 
-    /// Edge tiles are stored at their size, so every tile is sent as it is.
+    /// The size of the level at reduction `scale`, when the folder has it and its tiles are JPEG answers.
+    func storedLevelSize(scale: Int) -> Size? {
+        storesJPEGTiles && scaleFactors.contains(scale) ? levelSize(scale: scale) : nil
+    }
+
+    /// Edge tiles are stored at their size, so a tile asked for at its size is sent as it is; a pixel or two off,
+    /// it is cut or stretched in its coefficients (`JPEGCoefficientCrop`).
     func jpeg(scale: Int, column: Int, row: Int, size: Size) throws -> [UInt8]? {
+        guard let (stored, content) = try storedJPEG(scale: scale, column: column, row: row),
+              JPEGCoefficientCrop.reaches(size, from: content) else { return nil }
+        guard size != content else { return stored }
+        return try JPEGCoefficientCrop.topLeft(of: stored, size: size,
+                                               name: tilePath(scale: scale, column: column, row: row) ?? "a stored tile")
+    }
+
+    /// The tile's file as stored (edge tiles at their size) and that size.
+    func storedJPEG(scale: Int, column: Int, row: Int) throws -> (jpeg: [UInt8], content: Size)? {
         guard storesJPEGTiles, scaleFactors.contains(scale), column >= 0, row >= 0 else { return nil }
         let level = levelSize(scale: scale)
         guard column * tileWidth < level.width, row * tileHeight < level.height,
-              size == Size(width: min(tileWidth, level.width - column * tileWidth),
-                           height: min(tileHeight, level.height - row * tileHeight)),
               let path = tilePath(scale: scale, column: column, row: row) else { return nil }
-        return try ImageInput.file(path: path).readAll(budget: .default, purpose: "a stored tile")
+        return (try ImageInput.file(path: path).readAll(budget: .default, purpose: "a stored tile"),
+                Size(width: min(tileWidth, level.width - column * tileWidth),
+                     height: min(tileHeight, level.height - row * tileHeight)))
     }
 }

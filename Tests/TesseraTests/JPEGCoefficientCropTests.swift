@@ -1,0 +1,94 @@
+import Testing
+@testable import Tessera
+
+/// A JPEG's corner cut out of its coefficients decodes to the same pixels as the whole JPEG's corner; stretched a
+/// pixel or two past its real pixels, the new pixels repeat the last real column and row.
+@Suite struct JPEGCoefficientCropTests {
+    private func jpeg(_ format: PixelFormat, subsampling: EncodeOptions.Subsampling) throws -> [UInt8] {
+        var options = EncodeOptions()
+        options.subsampling = subsampling
+        return try ImageWriter.encode(TestImages.make(width: 256, height: 256, format: format, smooth: true),
+                                      as: .jpeg, options: options)
+    }
+
+    @Test(arguments: [(PixelFormat.rgb8, EncodeOptions.Subsampling.s444), (.gray8, .s444), (.rgb8, .s420)])
+    func theCornerDecodesAsTheWholeImagesCorner(format: PixelFormat, subsampling: EncodeOptions.Subsampling) throws {
+        let whole = try jpeg(format, subsampling: subsampling)
+        let decoded = try ImageSource(bytes: whole).makeReader().readAll()
+        for size in [Size(width: 100, height: 37), Size(width: 256, height: 9), Size(width: 1, height: 1)] {
+            let cropped = try JPEGCoefficientCrop.topLeft(of: whole, size: size, name: "tile")
+            let corner = try ImageSource(bytes: cropped).makeReader().readAll()
+            #expect(corner.size == size)
+            let expected = TestImages.crop(decoded, Rect(size))
+            if subsampling == .s444 {
+                #expect(TestImages.maxDifference(corner, expected) == 0, "\(size)")
+            } else {
+                // Chroma is upsampled from its neighbours: only along the cut may it differ.
+                #expect(TestImages.meanDifference(corner, expected) < 1, "\(size)")
+            }
+        }
+    }
+
+    /// An edge tile padded with black past its real 203 x 250 pixels, and a whole tile, asked for up to two pixels
+    /// larger: the real pixels stay as stored (only the blocks along the new edge are made again, requantised with
+    /// the same tables), the new ones repeat the last real column and row, as a stretch by those pixels would.
+    @Test(arguments: [(PixelFormat.rgb8, EncodeOptions.Subsampling.s444), (.gray8, .s444), (.rgb8, .s420)])
+    func aCornerPastTheRealPixelsRepeatsTheirEdge(format: PixelFormat, subsampling: EncodeOptions.Subsampling) throws {
+        let pixels = TestImages.make(width: 256, height: 256, format: format, smooth: true)
+        var padded = pixels
+        let channels = format.channelCount, content = Size(width: 203, height: 250)
+        for y in 0..<256 {
+            for x in 0..<256 where x >= content.width || y >= content.height {
+                for channel in 0..<channels { padded.bytes[(y * 256 + x) * channels + channel] = 0 }
+            }
+        }
+        var options = EncodeOptions()
+        options.subsampling = subsampling
+        let edgeTile = try ImageWriter.encode(padded, as: .jpeg, options: options)
+        let wholeTile = try jpeg(format, subsampling: subsampling)
+        for (tile, real, size) in [(edgeTile, content, Size(width: 205, height: 251)), (edgeTile, content, Size(width: 203, height: 252)),
+                                   (wholeTile, Size(width: 256, height: 256), Size(width: 258, height: 257))] {
+            let decoded = try ImageSource(bytes: tile).makeReader().readAll()
+            let stretched = try ImageSource(bytes: try JPEGCoefficientCrop.topLeft(of: tile, size: size, content: real, name: "tile"))
+                .makeReader().readAll()
+            #expect(stretched.size == size)
+            // The real pixels away from the new edge's blocks are the stored ones exactly (4:4:4); next to it,
+            // within requantisation (and, in 4:2:0, chroma upsampled from the repeated samples).
+            let inner = Rect(x: 0, y: 0, width: (real.width - 1) / 16 * 16, height: (real.height - 1) / 16 * 16)
+            let innerDifference = TestImages.meanDifference(TestImages.crop(stretched, inner), TestImages.crop(decoded, inner))
+            #expect(subsampling == .s444 ? innerDifference == 0 : innerDifference < 0.5, "\(size): \(innerDifference)")
+            // Against the pixels before compression (the stored tile's own last column and row are darkened by
+            // the black padding where chroma is subsampled; the repeated samples leave that out).
+            let original = TestImages.crop(pixels, Rect(real))
+            let storedError = TestImages.meanDifference(TestImages.crop(decoded, Rect(real)), original)
+            let realError = TestImages.meanDifference(TestImages.crop(stretched, Rect(real)), original)
+            #expect(realError < storedError + 0.2, "\(size): \(realError) against \(storedError) as stored")
+            // Each new column and row is the last real one (within JPEG's error at an edge beside black padding:
+            // measured up to 3.9).
+            for x in real.width..<size.width {
+                let column = TestImages.crop(stretched, Rect(x: x, y: 0, width: 1, height: real.height))
+                let last = TestImages.crop(pixels, Rect(x: real.width - 1, y: 0, width: 1, height: real.height))
+                #expect(TestImages.meanDifference(column, last) < 5, "\(size): column \(x)")
+            }
+            for y in real.height..<size.height {
+                let row = TestImages.crop(stretched, Rect(x: 0, y: y, width: real.width, height: 1))
+                let last = TestImages.crop(pixels, Rect(x: 0, y: real.height - 1, width: real.width, height: 1))
+                #expect(TestImages.meanDifference(row, last) < 5, "\(size): row \(y)")
+            }
+        }
+    }
+
+    @Test func aCornerLargerThanTheImageIsRefused() throws {
+        let whole = try jpeg(.rgb8, subsampling: .s420)
+        #expect(throws: TesseraError.self) {
+            try JPEGCoefficientCrop.topLeft(of: whole, size: Size(width: 259, height: 10), name: "tile")
+        }
+        #expect(throws: TesseraError.self) {
+            try JPEGCoefficientCrop.topLeft(of: whole, size: Size(width: 100, height: 10), content: Size(width: 97, height: 10),
+                                            name: "tile")
+        }
+        #expect(throws: TesseraError.self) {
+            try JPEGCoefficientCrop.topLeft(of: Array(whole.prefix(100)), size: Size(width: 10, height: 10), name: "tile")
+        }
+    }
+}
