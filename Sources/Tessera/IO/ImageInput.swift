@@ -21,6 +21,18 @@ public enum ImageInput: Sendable {
         }
     }
 
+    /// What caches know this version of the input by (the pyramid cache, the server's responses): a file's path,
+    /// modification time and size; a remote file's URL and version (ETag or Last-Modified), time 0 and size.
+    public var cacheIdentity: (key: String, modified: Date, size: Int) {
+        switch self {
+        case let .remote(file):
+            return (file.url + "\n" + file.version.description, Date(timeIntervalSince1970: 0), file.byteCount)
+        default:
+            let attributes = try? FileManager.default.attributesOfItem(atPath: name)
+            return (name, attributes?[.modificationDate] as? Date ?? .distantPast, attributes?[.size] as? Int ?? 0)
+        }
+    }
+
     /// The total size in bytes.
     func byteCount() throws -> Int {
         switch self {

@@ -139,10 +139,15 @@ public final class RemoteFile: @unchecked Sendable {
     public static func existing(url: String, budget: MemoryBudget = .default) throws -> RemoteFile? {
         do {
             return try RemoteFile(url: url, budget: budget)
-        } catch let TesseraError.http(failed, detail) where failed == url
-                    && (detail.hasPrefix("HTTP 404") || detail.hasPrefix("HTTP 410")) {
+        } catch let error as TesseraError where isMissing(error) {
             return nil
         }
+    }
+
+    /// Whether `error` is a server saying a URL names nothing (404 Not Found or 410 Gone).
+    public static func isMissing(_ error: TesseraError) -> Bool {
+        guard case let .http(_, detail) = error else { return false }
+        return detail.hasPrefix("HTTP 404") || detail.hasPrefix("HTTP 410")
     }
 
     /// `location` without its last path component (the folder of a file, the base of a URL), and that component.
@@ -154,6 +159,9 @@ public final class RemoteFile: @unchecked Sendable {
 
     /// The requests and bytes this file has fetched so far, its open included.
     public var traffic: Traffic { state.withLock { counted } }
+
+    /// Whether the file was found replaced while it was read: this open reads nothing more, a new one must be made.
+    public var hasChanged: Bool { state.withLock { changed != nil } }
 
     /// The last failure of a read: what a codec that saw only "no more data" reports instead.
     public var failure: TesseraError? { state.withLock { changed ?? lastFailure } }
