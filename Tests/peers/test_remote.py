@@ -8,10 +8,11 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import urllib.error
 import urllib.request
+from pathlib import Path
 
-import numpy as np
 import pytest
 from PIL import Image
 
@@ -23,8 +24,10 @@ FILES = ["vips.tif", "ours.tif", "plain.jpg", "plain.png", "plain.jp2", "dz.dzi"
 
 @pytest.fixture(scope="module")
 def site(tessera, tmp_path_factory):
-    """The static host's folder, and nginx serving it."""
-    folder = tmp_path_factory.mktemp("www")
+    """The static host's folder, and nginx serving it. The folder is outside pytest's (which only its owner may
+    enter), as nginx's workers read it as an unprivileged user."""
+    folder = Path(tempfile.mkdtemp(prefix="tessera-remote-"))
+    folder.chmod(0o755)
     source = tmp_path_factory.mktemp("source") / "photo.png"
     Image.fromarray(photo(2000, 3000, seed=15)).save(source)
     assert subprocess.run(["vips", "tiffsave", source, folder / "vips.tif", "--tile", "--pyramid", "--compression",
@@ -38,6 +41,7 @@ def site(tessera, tmp_path_factory):
     host = static_host(tmp_path_factory.mktemp("nginx"), folder)
     yield folder, host
     host.stop()
+    shutil.rmtree(folder)
 
 
 def requests_in_log(host, name):
@@ -91,14 +95,14 @@ def test_tile_from_a_list_of_urls_names_outputs_by_the_last_path_component(tesse
 
 
 def serve(tessera, *arguments):
-    """`tessera serve` with `arguments` on a free port: the process and its base URL."""
+    """`tessera serve` with `arguments` on a free port: the process and its base URL (before `/iiif`)."""
     process = subprocess.Popen([tessera, "serve", *map(str, arguments), "--port", "0", "--quiet"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     banner = process.stdout.readline()
     if "serving" not in banner:
         stop(process)
         pytest.fail(f"serve did not start: {process.stderr.read()}")
-    return process, banner.split(" at ")[1].split()[0].rstrip("/")
+    return process, banner.split(" at ")[1].split()[0].rstrip("/").removesuffix("/iiif")
 
 
 def fetch(url):
