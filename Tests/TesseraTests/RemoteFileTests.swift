@@ -163,6 +163,23 @@ private final class FakeServer: HTTPFetching, @unchecked Sendable {
         #expect(cache.block(BlockCache.Key(file: "f", index: 0)) == nil)
     }
 
+    @Test(arguments: ["jpg", "png"])
+    func aStreamReplacedWhileDecodedFailsAsChangedNotTruncated(format: String) throws {
+        let folder = try TestImages.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = "\(folder)/noise.\(format)"
+        try TestImages.write(TestImages.make(width: 1200, height: 900, format: .rgb8), to: path)
+        let bytes = try #require(FileManager.default.contents(atPath: path))
+        try #require(bytes.count > 128 << 10, "the stream outgrows its first reads")
+        let server = FakeServer(Array(bytes))
+        let remote = try RemoteFile(url: url, fetcher: server, cache: BlockCache(budget: 8 << 20), blockSize: 16 << 10)
+        let source = try ImageSource(input: .remote(remote))
+        server.replace(with: Array(bytes.reversed()), etag: "\"2\"")
+        #expect(throws: TesseraError.http(url: url, detail: "changed while being read (ETag \"1\" became \"2\")")) {
+            _ = try source.makeReader().readAll(budget: .default, name: url)
+        }
+    }
+
     @Test(arguments: ["jpg", "png", "tif"])
     func codecsReadThroughARemoteFileAsFromTheFile(format: String) throws {
         let folder = try TestImages.folder()

@@ -41,6 +41,9 @@ final class JPEGSession {
         bytes?.deallocate()
     }
 
+    /// Why the last read of a remote file failed, if it did: what libjpeg saw as the data ending early.
+    var readFailure: TesseraError? { input.readFailure }
+
     /// Turns a shim's 0 into a typed error: premature end of data is truncation, anything else corruption.
     func check(_ status: Int32, during activity: String) throws {
         guard status == 0 else { return }
