@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -22,12 +23,18 @@ from daemons import Nginx, free_port, static_host, stop, wait_for
 FILES = ["vips.tif", "ours.tif", "plain.jpg", "plain.png", "plain.jp2", "dz.dzi", "iiif/info.json"]
 
 
-@pytest.fixture(scope="module")
-def site(tessera, tmp_path_factory):
-    """The static host's folder, and nginx serving it. The folder is outside pytest's (which only its owner may
-    enter), as nginx's workers read it as an unprivileged user."""
+def public_folder():
+    """A new folder outside pytest's (which only its owner may enter), as nginx's workers read it as an
+    unprivileged user."""
     folder = Path(tempfile.mkdtemp(prefix="tessera-remote-"))
     folder.chmod(0o755)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def site(tessera, tmp_path_factory):
+    """The static host's folder, and nginx serving it."""
+    folder = public_folder()
     source = tmp_path_factory.mktemp("source") / "photo.png"
     Image.fromarray(photo(2000, 3000, seed=15)).save(source)
     assert subprocess.run(["vips", "tiffsave", source, folder / "vips.tif", "--tile", "--pyramid", "--compression",
@@ -228,3 +235,29 @@ def test_a_server_without_ranges_is_read_whole_within_the_budget(tessera, site, 
         line = one_line_failure(run(tessera, "info", f"{plain.base}/vips.tif", "--memory-limit", "100k"))
         assert line.startswith(f"tessera: {plain.base}/vips.tif: the whole file (the server does not serve byte ranges)"
                                " needs "), line
+
+
+def test_a_file_replaced_during_a_long_tile_run_fails_clearly_and_leaves_nothing(tessera, site, tmp_path):
+    folder, _ = site
+    www = public_folder()
+    # Throttled so that the open's first 64 KiB take two seconds: the file is replaced after one, and every read
+    # after the open asks the new version.
+    shutil.copy(folder / "vips.tif", www / "long.tif")
+    rate = 32
+    with Nginx(tmp_path / "nginx", f"""    server {{
+        listen 127.0.0.1:{{port}};
+        root {www};
+        limit_rate {rate}k;
+        location / {{ }}
+    }}""") as slow:
+        process = subprocess.Popen([tessera, "tile", f"{slow.base}/long.tif", tmp_path / "out"],
+                                   stderr=subprocess.PIPE, text=True)
+        time.sleep(1)
+        shutil.copy(folder / "plain.png", tmp_path / "replacement")
+        os.replace(tmp_path / "replacement", www / "long.tif")
+        _, errors = process.communicate(timeout=60)
+    shutil.rmtree(www)
+    assert process.returncode == 1
+    assert errors.strip().splitlines() == [errors.strip()]
+    assert f"{slow.base}/long.tif: changed while being read (ETag " in errors and " became " in errors, errors
+    assert not (tmp_path / "out.dzi").exists() and not (tmp_path / "out_files").exists()
