@@ -5,6 +5,7 @@
                                   [--tessera PATH]
     Benchmarks/serve_benchmark.py --jp2 [...]   # the same tiles from the sample as a JP2, tessera with --no-cache
     Benchmarks/serve_benchmark.py --deployment [...]  # one instance, against three behind nginx (deploy/nginx/)
+    Benchmarks/serve_benchmark.py --remote [...]   # the TIFF served locally and read by ranges from nginx
 
 The TIFF is libvips' `tiffsave --tile --pyramid --compression jpeg` of the benchmark sample (256-pixel tiles), the
 form iipsrv is built for. The URLs are every tile of every level, in the IIIF form OpenSeadragon asks for them
@@ -15,8 +16,15 @@ With `--jp2` both servers read the sample as `opj_compress -t 1024,1024 -n 7 -r 
 With `--deployment` the peers are Tessera itself: one instance direct, against three instances behind nginx with
 deploy/nginx's configuration (rendered by its render-config), without nginx's proxy_cache and with it (after one
 warm-up pass, so the tiles repeat).
-Needs wrk, lighttpd, spawn-fcgi and iipimage-server (Debian packages); nginx for --deployment."""
+With `--remote` the peer is Tessera itself: `serve FILE` against `serve --source-url` reading the same TIFF by byte
+ranges from Debian's nginx (Tests/peers/daemons.py's static host): one cold pass over every tile (16 clients, a fresh
+server, range requests and bytes counted in nginx's access log), then wrk with the block cache warm, and the remote
+server's peak resident memory (VmHWM).
+Needs wrk, lighttpd, spawn-fcgi and iipimage-server (Debian packages); `--remote` and `--deployment` need wrk and
+nginx only."""
 import argparse
+import concurrent.futures
+import http.client
 import os
 import random
 import re
@@ -28,6 +36,9 @@ import time
 import urllib.request
 
 import make_sample
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Tests", "peers"))
+import daemons  # noqa: E402
 
 BENCHMARKS_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_DIR = os.path.dirname(BENCHMARKS_DIR)
@@ -120,8 +131,6 @@ end
 
 def deployment(tiff, paths, connections_list, duration, folder, tessera_binary):
     """Rows of one instance direct, and three behind nginx without and with its proxy_cache."""
-    sys.path.insert(0, os.path.join(REPO_DIR, "Tests", "peers"))
-    from daemons import Nginx
     name = os.path.basename(tiff)
     instances = [subprocess.Popen([tessera_binary, "serve", tiff, "--port", str(port), "--quiet"],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for port in INSTANCE_PORTS]
@@ -142,7 +151,7 @@ def deployment(tiff, paths, connections_list, duration, folder, tessera_binary):
                                              "127.0.0.1:{port}", os.path.join(folder, "nginx-cache"),
                                              *[f"127.0.0.1:{port}" for port in INSTANCE_PORTS]],
                                             capture_output=True, text=True, check=True).stdout
-                    nginx = Nginx(os.path.join(folder, "nginx"), config, port=NGINX_PORT)
+                    nginx = daemons.Nginx(os.path.join(folder, "nginx"), config, port=NGINX_PORT)
                 try:
                     if warm:
                         run_wrk(base, paths, connections, max(3, duration // 4), folder, timeout=30)
@@ -161,6 +170,98 @@ def deployment(tiff, paths, connections_list, duration, folder, tessera_binary):
     return rows
 
 
+def cold_pass(base, paths, clients=16):
+    """Every path once, `clients` at a time on kept-alive connections: tiles/s, p99 in ms and failures."""
+    host, prefix = base.split("/")[2], "/" + base.split("/", 3)[3]
+    chunks = [paths[index::clients] for index in range(clients)]
+
+    def client(chunk):
+        connection, times, failures = http.client.HTTPConnection(host, timeout=60), [], 0
+        for path in chunk:
+            start = time.perf_counter()
+            connection.request("GET", prefix + path)
+            response = connection.getresponse()
+            response.read()
+            times.append(time.perf_counter() - start)
+            failures += response.status != 200
+        connection.close()
+        return times, failures
+
+    start = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(clients) as pool:
+        results = list(pool.map(client, chunks))
+    elapsed = time.perf_counter() - start
+    times = sorted(t for result in results for t in result[0])
+    return len(paths) / elapsed, times[int(0.99 * (len(times) - 1))] * 1000, sum(result[1] for result in results)
+
+
+def ranges_logged(host, name):
+    """The GETs of `/name` nginx has logged and the body bytes it sent for them."""
+    requests = sent = 0
+    with open(os.path.join(host.root, "logs", "access.log")) as log:
+        for line in log:
+            match = re.search(rf'"GET /{re.escape(name)} [^"]*" \d+ (\d+)', line)
+            if match:
+                requests += 1
+                sent += int(match.group(1))
+    return requests, sent
+
+
+def peak_memory(pid):
+    """VmHWM of a process, in MiB."""
+    with open(f"/proc/{pid}/status") as status:
+        return int(re.search(r"VmHWM:\s+(\d+) kB", status.read()).group(1)) / 1024
+
+
+def remote_main(args, tiff, paths, width, height):
+    """Tessera serving the TIFF from its file and from nginx by byte ranges, side by side."""
+    name, folder = os.path.basename(tiff), tempfile.mkdtemp(prefix="tessera-remote-bench-")
+    host = daemons.static_host(os.path.join(folder, "nginx"), os.path.dirname(tiff))
+    local = subprocess.Popen([args.tessera, "serve", tiff, "--port", str(TESSERA_PORT), "--quiet", "--no-cache"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    remote = subprocess.Popen([args.tessera, "serve", "--source-url", f"{host.base}/{{id}}", "--port",
+                               str(LIGHTTPD_PORT), "--quiet", "--no-cache"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    servers = {"local file": f"http://127.0.0.1:{TESSERA_PORT}/iiif/{name}/",
+               "nginx by ranges": f"http://127.0.0.1:{LIGHTTPD_PORT}/iiif/{name}/"}
+    rows = []
+    try:
+        wait_for(servers["local file"] + "info.json")
+        before = ranges_logged(host, name)
+        wait_for(servers["nginx by ranges"] + "info.json")
+        for label, base in servers.items():
+            rate, p99, failures = cold_pass(base, paths)
+            rows.append((label, "cold, one pass", 16, rate, "-", f"{p99:.1f}ms", failures))
+            print(f"  {label} cold: {rate:.0f} tiles/s, p99 {p99:.1f} ms, {failures} failures", file=sys.stderr)
+        requests, sent = (now - then for now, then in zip(ranges_logged(host, name), before))
+        for connections in map(int, args.connections.split(",")):
+            for label, base in servers.items():
+                rate, p50, p99, errors, socket_errors = run_wrk(base, paths, connections, args.duration, folder)
+                rows.append((label, "warm, wrk", connections, rate, p50, p99, errors))
+                print(f"  {label} warm, {connections} connections: {rate:.0f} tiles/s, p99 {p99}", file=sys.stderr)
+        memory = peak_memory(remote.pid), peak_memory(local.pid)
+    finally:
+        daemons.stop(local)
+        daemons.stop(remote)
+        host.stop()
+    print(f"{len(paths)} {TILE}-pixel tile URLs of a {width}x{height} pyramidal TIFF ({os.path.getsize(tiff) >> 20} MiB),"
+          f" cold pass with 16 clients, then {args.duration} s of wrk (2 threads) per run, on the same 2-core machine")
+    print(f"cold, by ranges: {requests} range requests for {len(paths)} tiles ({requests / len(paths):.3f} per tile),"
+          f" {sent / len(paths) / 1024:.1f} KiB fetched per tile ({sent >> 20} MiB in all)")
+    print(f"peak resident memory (VmHWM): remote serve {memory[0]:.0f} MiB, local serve {memory[1]:.0f} MiB"
+          " (block cache budget 256 MiB)")
+    by = {(row[0], row[1], row[2]): row[3] for row in rows}
+    header = ["read from", "run", "connections", "tiles/s", "p50", "p99", "non-2xx", "remote/local"]
+    if args.markdown:
+        print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
+    for row in rows:
+        ratio = row[3] / by[("local file", row[1], row[2])]
+        if args.markdown:
+            print(f"| {row[0]} | {row[1]} | {row[2]} | {row[3]:,.0f} | {row[4]} | {row[5]} | {row[6]} | {ratio:.2f}x |")
+        else:
+            print(f"{row[0]:16} {row[1]:15} {row[2]:4} {row[3]:10,.0f} {row[4]:>10} {row[5]:>10} {row[6]:6} {ratio:.2f}x")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--size", default="100mp", choices=["quick", "100mp"])
@@ -172,6 +273,8 @@ def main():
     parser.add_argument("--deployment", action="store_true",
                         help="one instance against three behind nginx (deploy/nginx/), with and without proxy_cache")
     parser.add_argument("--decoded-tiles", metavar="BYTES", help="tessera serve's --decoded-tiles (default: its own)")
+    parser.add_argument("--remote", action="store_true",
+                        help="Tessera over the TIFF's file against Tessera over nginx by byte ranges")
     args = parser.parse_args()
     if args.jp2:
         tiff = make_sample.cached_jp2(make_sample.cached_sample(WORK_DIR, {"quick": 4, "100mp": 100}[args.size]), "opj")
@@ -180,6 +283,8 @@ def main():
     width, height = make_sample.dimensions({"quick": 4, "100mp": 100}[args.size])
     paths = tile_paths(width, height)
     random.Random(1).shuffle(paths)
+    if args.remote:
+        return remote_main(args, tiff, paths, width, height)
     folder = tempfile.mkdtemp(prefix="tessera-serve-bench-")
     if args.deployment:
         load = os.getloadavg()

@@ -12,6 +12,11 @@ struct tessera_tiff {
     unsigned char *bytes;
     size_t count;
     size_t offset;
+    // The callbacks of handles opened with tessera_tiff_open_client.
+    void *context;
+    tessera_read_callback read;
+    tessera_seek_callback seek;
+    tessera_size_callback size;
 };
 
 static int tessera_tiff_error(TIFF *tiff, void *user_data, const char *module, const char *format, va_list args) {
@@ -137,6 +142,47 @@ tessera_tiff *tessera_tiff_open_memory(const unsigned char *bytes, size_t count,
     state->count = count;
     state->tiff = TIFFClientOpenExt(name, "rm", (thandle_t)state, tessera_tiff_memory_read, tessera_tiff_memory_write,
                                     tessera_tiff_memory_seek, tessera_tiff_memory_close, tessera_tiff_memory_size,
+                                    tessera_tiff_memory_map, tessera_tiff_memory_unmap, options);
+    TIFFOpenOptionsFree(options);
+    return state;
+}
+
+// MARK: - Reading through callbacks
+
+static tmsize_t tessera_tiff_client_read(thandle_t handle, void *buffer, tmsize_t size) {
+    struct tessera_tiff *state = (struct tessera_tiff *)handle;
+    if (size <= 0) return 0;
+    long got = state->read(state->context, buffer, (size_t)size);
+    return got < 0 ? -1 : (tmsize_t)got;
+}
+
+static toff_t tessera_tiff_client_seek(thandle_t handle, toff_t offset, int whence) {
+    struct tessera_tiff *state = (struct tessera_tiff *)handle;
+    long long position = state->seek(state->context, (long long)offset, whence);
+    return position < 0 ? (toff_t)-1 : (toff_t)position;
+}
+
+static toff_t tessera_tiff_client_size(thandle_t handle) {
+    struct tessera_tiff *state = (struct tessera_tiff *)handle;
+    return (toff_t)state->size(state->context);
+}
+
+tessera_tiff *tessera_tiff_open_client(void *context, tessera_read_callback read, tessera_seek_callback seek,
+                                       tessera_size_callback size, const char *name, const char *mode,
+                                       long long max_alloc) {
+    struct tessera_tiff *state = calloc(1, sizeof(*state));
+    if (!state) return NULL;
+    TIFFOpenOptions *options = tessera_tiff_options(state, max_alloc);
+    if (!options) {
+        free(state);
+        return NULL;
+    }
+    state->context = context;
+    state->read = read;
+    state->seek = seek;
+    state->size = size;
+    state->tiff = TIFFClientOpenExt(name, mode, (thandle_t)state, tessera_tiff_client_read, tessera_tiff_memory_write,
+                                    tessera_tiff_client_seek, tessera_tiff_memory_close, tessera_tiff_client_size,
                                     tessera_tiff_memory_map, tessera_tiff_memory_unmap, options);
     TIFFOpenOptionsFree(options);
     return state;

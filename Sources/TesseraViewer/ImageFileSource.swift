@@ -16,7 +16,8 @@ public final class ImageFileSource: TileSource {
     public let tileSize: PixelSize
     public let depthCount: Int
     private let pyramids: PyramidCache?
-    private let fileIdentity: (modified: Date, size: Int)
+    /// What the pyramid cache knows the image by (`ImageInput.cacheIdentity`).
+    private let fileIdentity: (key: String, modified: Date, size: Int)
     /// What tiles are read from now: the image itself, then the cached pyramid once it is built.
     private let current: Mutex<PyramidCache.CachedSource>
 
@@ -27,14 +28,12 @@ public final class ImageFileSource: TileSource {
     {
         let source = try ImageSource(path: path, budget: budget)
         let tileSize = tileSize ?? source.properties.tileSize.map { max($0.width, $0.height) } ?? 256
-        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
         name = path
         contentSize = PixelSize(width: source.properties.width, height: source.properties.height)
         self.tileSize = PixelSize(width: tileSize, height: tileSize)
         depthCount = Self.depthsToOneTile(contentSize: contentSize, tileSize: self.tileSize)
         self.pyramids = pyramids
-        fileIdentity = ((attributes?[.modificationDate] as? Date) ?? Date(timeIntervalSince1970: 0),
-                        (attributes?[.size] as? Int) ?? 0)
+        fileIdentity = source.input.cacheIdentity
         current = Mutex(PyramidCache.CachedSource(file: source))
     }
 
@@ -54,7 +53,7 @@ public final class ImageFileSource: TileSource {
     private func source() throws -> ImageSource {
         let last = current.withLock { $0 }
         guard let pyramids else { return last.source }
-        let now = pyramids.source(for: last.file, path: name, modified: fileIdentity.modified, size: fileIdentity.size,
+        let now = pyramids.source(for: last.file, path: fileIdentity.key, modified: fileIdentity.modified, size: fileIdentity.size,
                                   current: last)
         current.withLock { $0 = now }
         return now.source

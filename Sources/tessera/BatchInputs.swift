@@ -72,7 +72,7 @@ struct BatchInputs {
         return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).map(String.init)
     }
 
-    /// Whether `input` is a URL (`scheme://...`), which a batch cannot read yet.
+    /// Whether `input` is a URL (`scheme://...`): a batch reads `http(s)://` ones, and refuses the others.
     static func isURL(_ input: String) -> Bool {
         guard let separator = input.range(of: "://") else { return false }
         let scheme = input[..<separator.lowerBound]

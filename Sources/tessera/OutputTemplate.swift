@@ -1,8 +1,10 @@
 import Foundation
+import Tessera
 
 /// An output name for each of many inputs, as vipsthumbnail writes it: `%s` is the input's name without its
-/// extension, and a relative pattern is relative to the input's folder (an absolute one is used as it is).
-/// `thumbnail` and `tile` both take one as `-o PATTERN`.
+/// extension, and a relative pattern is relative to the input's folder (an absolute one is used as it is). For an
+/// `http(s)://` input the name is the URL's last path component (without its query) and a relative pattern is
+/// relative to the current folder. `thumbnail` and `tile` both take one as `-o PATTERN`.
 struct OutputTemplate: Sendable {
     let pattern: String
 
@@ -11,9 +13,12 @@ struct OutputTemplate: Sendable {
 
     /// The output path for `input`.
     func path(for input: String) -> String {
-        let name = ((input as NSString).lastPathComponent as NSString).deletingPathExtension
+        let remote = RemoteURL.isRemote(input)
+        let location = remote ? String(input.prefix { $0 != "?" && $0 != "#" }) : input
+        let last = remote ? RemoteFile.split(location).name : (input as NSString).lastPathComponent
+        let name = (last as NSString).deletingPathExtension
         let file = pattern.replacingOccurrences(of: "%s", with: name)
-        if file.hasPrefix("/") { return file }
+        if file.hasPrefix("/") || remote { return file }
         let folder = (input as NSString).deletingLastPathComponent
         return folder.isEmpty ? file : folder + "/" + file
     }

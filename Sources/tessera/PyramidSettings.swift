@@ -72,8 +72,8 @@ struct PyramidSettings: Sendable {
     /// record; with `skippingComplete`, an output that is already a finished build of the same key is left as it is.
     func build(input: String, output: String, partial requested: PartialBuildPolicy, threads: Int,
                skippingComplete: Bool = false, progress: Progress? = nil) throws -> Built {
-        let key = BuildKey(source: input, options: keyOptions)
-        let (record, reader, plan) = try prepare(input: input, output: output)
+        let (record, reader, plan, source) = try prepare(input: input, output: output)
+        let key = BuildKey(input: source.input, options: keyOptions)
         if skippingComplete && record.isComplete(for: key) {
             return Built(skipped: true, tiles: plan.tileCount, tilesReused: 0, bytes: record.outputBytes())
         }
@@ -113,7 +113,7 @@ struct PyramidSettings: Sendable {
 
     /// Opens `input`, plans its pyramid, and finds the completion record of `output`.
     private func prepare(input: String, output: String) throws
-        -> (record: CompletionRecord, reader: any ImageReader, plan: PyramidPlan) {
+        -> (record: CompletionRecord, reader: any ImageReader, plan: PyramidPlan, source: ImageSource) {
         let source = try ImageSource(path: input, budget: builder.encoding.budget)
         let reader = try source.makeReader(read)
         let plan = try PyramidPlan(imageSize: reader.size, tileSize: tileSize, overlap: overlap, depth: depth)
@@ -126,7 +126,7 @@ struct PyramidSettings: Sendable {
         } else {
             record = .folder(name.parent, entries: folderLayout(plan: plan, name: name.name).topLevelEntries)
         }
-        return (record, reader, plan)
+        return (record, reader, plan, source)
     }
 
     /// The folder layout named `name` (every layout but `tiff`).

@@ -5,8 +5,8 @@ import TesseraServer
 /// `tessera serve`: a IIIF Image API 3.0 level 2 server over a folder of images or one image.
 enum ServeCommand: Command {
     static let spec = CommandSpec(
-        name: "serve", usage: "serve PATH [--port N] [--host ADDRESS] [--prefix /iiif] [options]",
-        summary: "serve a folder of images (or one image) over the IIIF Image API 3.0, level 2",
+        name: "serve", usage: "serve PATH | --source-url URL | --source-catalog FILE [--port N] [--host ADDRESS] [--prefix /iiif] [options]",
+        summary: "serve a folder of images (or one image, or images on a web server) over the IIIF Image API 3.0, level 2",
         details: """
             Every JPEG, PNG, TIFF, WebP, BMP or GIF under PATH is an image, and so is every pre-built pyramid (a
             Deep Zoom .dzi, a IIIF level-0 folder with its info.json); its identifier is its path relative to PATH,
@@ -26,8 +26,11 @@ enum ServeCommand: Command {
             Several servers may share one --cache folder (on one machine or a shared file system): each pyramid is
             built once, by whichever claims it first. Behind a proxy or load balancer, info.json ids and links
             follow X-Forwarded-Proto, -Host and -Prefix, or --public-url; GET /health answers its checks.
+            Instead of PATH, --source-url serves images read by byte ranges from a web server, the identifier put
+            for {id} (https://host/images/{id}), and --source-catalog serves those a file lists (IDENTIFIER URL per
+            line); their pyramids are cached by URL and ETag.
             """,
-        options: [port, host, prefix, publicURL, threads] + PyramidCacheOptions.all
+        options: [port, host, prefix, publicURL, threads, sourceURL, sourceCatalog] + PyramidCacheOptions.all
             + [responseCache, decodedTiles, maxAge, renderMemory, renderQueue, renderWait, drainGrace, web, quiet])
 
     static let port = Option("port", .integer(in: 0...65_535), default: defaultPort, "TCP port; 0 picks a free one")
@@ -60,9 +63,12 @@ enum ServeCommand: Command {
     static let web = Option("web", ValueKind.text("DIR").optional,
                             default: .described("the Web/ folder found from the executable up", nil), "the viewer's files")
     static let quiet = Option(flag: "quiet", "no log line per request")
+    static let sourceURL = Option("source-url", ValueKind.text("URL").optional,
+                                  "serve images from this http(s) URL template, {id} the identifier, instead of PATH")
+    static let sourceCatalog = Option("source-catalog", ValueKind.text("FILE").optional,
+                                      "serve the images this file lists (IDENTIFIER URL per line) instead of PATH")
 
     static func run(_ arguments: Arguments) throws {
-        let paths = try arguments.positionals(exactly: 1, "PATH")
         var configuration = IIIFService.Configuration()
         configuration.prefix = arguments[prefix] == "/" ? "" : arguments[prefix]
         configuration.cache = try PyramidCacheOptions.open(arguments) { line in
@@ -74,12 +80,7 @@ enum ServeCommand: Command {
         configuration.renderBudget = RenderBudget.Limits(bytes: arguments[renderMemory], queueLength: arguments[renderQueue],
                                                          maxWait: Double(arguments[renderWait]))
         configuration.decodedTileBytes = arguments[decodedTiles]
-        let catalog: ImageCatalog
-        do {
-            catalog = try ImageCatalog(path: paths[0])
-        } catch {
-            throw TesseraError.io(path: paths[0], detail: "no such file or folder")
-        }
+        let catalog = try catalog(arguments)
         let drainState = DrainState()
         let site = Site(service: IIIFService(catalog: catalog, configuration: configuration), viewer: try viewer(arguments),
                         isDraining: { drainState.isDraining })
@@ -112,6 +113,23 @@ enum ServeCommand: Command {
         }
         // A pyramid build still running is abandoned: its temporary file and its lock go, for another to take up.
         TemporaryFiles.shared.removeAll()
+    }
+
+    /// The images to serve: PATH's, or those of `--source-url` or `--source-catalog` (one of the three).
+    private static func catalog(_ arguments: Arguments) throws -> ImageCatalog {
+        let template = arguments[sourceURL], list = arguments[sourceCatalog]
+        if template != nil || list != nil {
+            guard arguments.positionals.isEmpty, template == nil || list == nil else {
+                throw UsageError("give one of PATH, --source-url and --source-catalog")
+            }
+            return ImageCatalog(remote: try template.map(RemoteImages.init(template:)) ?? RemoteImages(catalog: list!))
+        }
+        let paths = try arguments.positionals(exactly: 1, "PATH")
+        do {
+            return try ImageCatalog(path: paths[0])
+        } catch {
+            throw TesseraError.io(path: paths[0], detail: "no such file or folder")
+        }
     }
 
     /// The viewer's files: `--web DIR` (which must hold them), else the `Web/` folder found from the executable up,

@@ -54,8 +54,8 @@ struct TileBatch {
         let start = Date()
         var record = BatchRecord(input: item.input, output: item.output, status: .failed, seconds: 0, peakMemory: 0)
         do {
-            guard !BatchInputs.isURL(item.input) else {
-                throw TesseraError.unsupported(path: item.input, feature: "a URL as input: download the image first")
+            guard !BatchInputs.isURL(item.input) || RemoteURL.isRemote(item.input) else {
+                throw TesseraError.unsupported(path: item.input, feature: "a URL other than http:// or https:// as input")
             }
             let progress = jobs == 1 ? Progress("tiling \(item.input)") : nil
             defer { progress?.finish() }

@@ -59,13 +59,15 @@ enum ViewCommand: Command {
         }
     }
 
-    /// The tile source for `target`: a IIIF server for an http URL, else an image file (pyramidal TIFFs, Deep Zoom
-    /// and IIIF level-0 folders read by level).
+    /// The tile source for `target`: an image file (pyramidal TIFFs, Deep Zoom and IIIF level-0 folders read by
+    /// level), local or at an http(s) URL whose content is a format Tessera reads; any other URL is a IIIF image
+    /// (its base URI or info.json, answered by a IIIF server).
     private static func openSource(_ target: String, arguments: Arguments) throws -> any TileSource {
-        if target.hasPrefix("http://") || target.hasPrefix("https://") {
-            return try IIIFSource(url: target)
-        }
-        guard FileManager.default.fileExists(atPath: target) else {
+        if RemoteURL.isRemote(target) {
+            guard let remote = try? RemoteFile(url: target, budget: arguments.budget),
+                  let format = try? ImageFormat.detect(remote.read(at: 0, count: ImageFormat.headerLength)),
+                  format != .iiif else { return try IIIFSource(url: target) }
+        } else if !FileManager.default.fileExists(atPath: target) {
             throw TesseraError.io(path: target, detail: "no such file")
         }
         return try ImageFileSource(path: target, pyramids: try PyramidCacheOptions.open(arguments),

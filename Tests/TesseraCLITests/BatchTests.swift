@@ -47,6 +47,8 @@ import Testing
         #expect(BatchInputs.isURL("s3://bucket/a.tif"))
         #expect(!BatchInputs.isURL("scans/a.tif"))
         #expect(!BatchInputs.isURL("odd name ://x.png"))
+        #expect(OutputTemplate(pattern: "out/%s").path(for: "https://example.org/maps/a.tif?v=2") == "out/a")
+        #expect(OutputTemplate(pattern: "/o/%s.dzi").path(for: "http://example.org/a.jpg") == "/o/a.dzi")
     }
 
     @Test func summariesCountTheLastRecordOfEachInput() throws {

@@ -3,6 +3,10 @@ import Testing
 @testable import Tessera
 @testable import TesseraServer
 
+// Tessera's HTTP client has types of the same names.
+private typealias HTTPRequest = TesseraServer.HTTPRequest
+private typealias HTTPResponse = TesseraServer.HTTPResponse
+
 @Suite final class IIIFServiceTests {
     let folder = NSTemporaryDirectory() + "tessera-service-\(UUID().uuidString)"
 

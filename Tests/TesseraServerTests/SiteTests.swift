@@ -3,6 +3,10 @@ import Testing
 import Tessera
 @testable import TesseraServer
 
+// Tessera's HTTP client has types of the same names.
+private typealias HTTPRequest = TesseraServer.HTTPRequest
+private typealias HTTPResponse = TesseraServer.HTTPResponse
+
 /// Routing of `tessera serve` (Site) and the viewer's files (ViewerAssets): what each path answers, media types,
 /// validators, and that nothing outside the viewer's folder is ever served.
 @Suite final class SiteTests {

@@ -178,7 +178,7 @@ def test_jobs_at_once_make_the_same_pyramids(tessera, tmp_path, collection):
 
 def test_the_summary_lists_the_failures_to_rerun(tessera, tmp_path, collection):
     paths, listing = collection
-    listing.write_text(listing.read_text() + "https://example.org/remote.jpg\n")
+    listing.write_text(listing.read_text() + "ftp://127.0.0.1/remote.jpg\n")
     out = tmp_path / "out"
     for k in range(2):
         run(tessera, "tile", "--from", listing, "-o", f"{out}/%s", "--shard", f"{k}/2",
@@ -186,7 +186,7 @@ def test_the_summary_lists_the_failures_to_rerun(tessera, tmp_path, collection):
     reports = [tmp_path / "r0.jsonl", tmp_path / "r1.jsonl"]
     summary = run(tessera, "tile", "--summarize", *reports)
     assert summary.returncode == 1
-    assert summary.stdout.splitlines() == [str(paths[2]), "https://example.org/remote.jpg"]
+    assert summary.stdout.splitlines() == [str(paths[2]), "ftp://127.0.0.1/remote.jpg"]
     assert "7 inputs: 5 built, 0 resumed, 0 skipped, 2 failed" in summary.stderr
     totals = json.loads(run(tessera, "tile", "--summarize", *reports, "--json").stdout)
     assert (totals["inputs"], totals["built"], totals["failed"]) == (7, 5, 2)
@@ -200,7 +200,7 @@ def test_the_summary_lists_the_failures_to_rerun(tessera, tmp_path, collection):
     assert rerun.returncode == 1, "the URL still fails"
     assert [json.loads(line)["status"] for line in rerun.stdout.splitlines()] == ["built", "failed"]
     merged = run(tessera, "tile", "--summarize", *reports, tmp_path / "rerun.jsonl")
-    assert merged.stdout.splitlines() == ["https://example.org/remote.jpg"]
+    assert merged.stdout.splitlines() == ["ftp://127.0.0.1/remote.jpg"]
     assert "7 inputs: 6 built" in merged.stderr
 
 

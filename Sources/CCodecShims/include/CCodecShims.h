@@ -9,6 +9,20 @@
 #include <png.h>
 #include <tiffio.h>
 
+// MARK: - Readers over callbacks
+
+/// Reads up to `count` bytes into `buffer` from `context`'s position and moves it: the count read, 0 at the end,
+/// -1 on an error (which the caller keeps; stdio and libtiff see only a failed read).
+typedef long (*tessera_read_callback)(void *context, void *buffer, size_t count);
+/// Moves `context`'s position as lseek does; the new position, or -1.
+typedef long long (*tessera_seek_callback)(void *context, long long offset, int whence);
+/// The size in bytes of what `context` reads.
+typedef long long (*tessera_size_callback)(void *context);
+
+/// A read-only stdio `FILE` over the callbacks (glibc's fopencookie), buffered by `buffer_size` bytes, for the
+/// libraries that read a `FILE` (libjpeg, libpng) and the readers that use stdio. NULL when out of memory.
+FILE *tessera_open_reader(void *context, tessera_read_callback read, tessera_seek_callback seek, size_t buffer_size);
+
 // MARK: - libjpeg decompression
 
 typedef struct tessera_jpeg_decoder tessera_jpeg_decoder;
@@ -185,6 +199,11 @@ tessera_tiff *tessera_tiff_open_file(const char *path, const char *mode, long lo
 tessera_tiff *tessera_tiff_open_fd(int fd, const char *name, const char *mode, long long max_alloc);
 /// Opens bytes in memory for reading; the bytes are copied, so the caller's buffer need not outlive the call.
 tessera_tiff *tessera_tiff_open_memory(const unsigned char *bytes, size_t count, const char *name,
+                                       long long max_alloc);
+/// Opens for reading ("rm", or "rmO" to load tile offsets on demand) what the callbacks read: libtiff seeks and
+/// reads only the directories and tiles it needs.
+tessera_tiff *tessera_tiff_open_client(void *context, tessera_read_callback read, tessera_seek_callback seek,
+                                       tessera_size_callback size, const char *name, const char *mode,
                                        long long max_alloc);
 /// Closes the TIFF (which, when writing, flushes it) and frees the handle.
 void tessera_tiff_destroy(tessera_tiff *tiff);

@@ -44,9 +44,10 @@ public final class ImageSource: Sendable {
     /// The most memory the source holds between reads beyond its properties, in bytes (estimated).
     public var heldBytes: Int { shared?.heldByteLimit ?? 0 }
 
-    /// Opens a file; the format comes from its first bytes, whatever its extension.
+    /// Opens a file, or an `http(s)://` URL read by byte ranges; the format comes from its first bytes, whatever its
+    /// extension.
     public convenience init(path: String, budget: MemoryBudget = .default) throws {
-        try self.init(input: .file(path: path), budget: budget)
+        try self.init(input: ImageInput.at(path, budget: budget), budget: budget)
     }
 
     /// Opens encoded bytes in memory; `name` is used in error messages.

@@ -20,11 +20,16 @@ final class BufferedInput {
     /// Bytes read from a file at a time; large enough to amortise the system call, small enough not to matter.
     private static let windowSize = 64 << 10
 
+    /// What a failed read reports: a remote file's own failure (its URL and status), else a read error.
+    private var readError: TesseraError { input.readFailure ?? .io(path: name, detail: "read error") }
+    private let input: ImageInput
+
     init(_ input: ImageInput) throws {
+        self.input = input
         name = input.name
         switch input {
-        case let .file(path):
-            let file = try CFile(path: path, mode: "rb")
+        case .file, .remote:
+            let file = try input.openFile()!
             self.file = file
             count = try file.size()
             window = []
@@ -68,7 +73,7 @@ final class BufferedInput {
             try file.seek(to: offset)
             let got = fread(buffer.baseAddress!, 1, buffer.count, file.handle)
             if got < buffer.count && ferror(file.handle) != 0 {
-                throw TesseraError.io(path: name, detail: "read error")
+                throw readError
             }
             offset += got
             return got
@@ -85,7 +90,11 @@ final class BufferedInput {
     private func refill() throws -> Bool {
         guard let file, offset < count else { return false }
         try file.seek(to: offset)
-        window = try file.read(min(Self.windowSize, count - offset))
+        do {
+            window = try file.read(min(Self.windowSize, count - offset))
+        } catch {
+            throw readError
+        }
         windowStart = offset
         return !window.isEmpty
     }

@@ -1,7 +1,8 @@
 import Foundation
 
 /// What identifies one build of a pyramid: the source file (its path as given, its size in bytes and its
-/// modification time) and each option that shapes the output, written `name=value`. `--resume` continues only a
+/// modification time; for a remote file its URL, size and ETag or Last-Modified) and each option that shapes the
+/// output, written `name=value`. `--resume` continues only a
 /// partial build with the same key, and a finished build's `CompletionRecord` holds it.
 public struct BuildKey: Sendable, Equatable, CustomStringConvertible {
     /// The key as stored: one field per line.
@@ -13,6 +14,19 @@ public struct BuildKey: Sendable, Equatable, CustomStringConvertible {
         let attributes = try? FileManager.default.attributesOfItem(atPath: source)
         let size = attributes?[.size] as? Int ?? 0
         let modified = (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
-        description = ([source, "\(size)", "\(modified)"] + options).joined(separator: "\n")
+        self.init(fields: [source, "\(size)", "\(modified)"] + options)
+    }
+
+    private init(fields: [String]) { description = fields.joined(separator: "\n") }
+
+    /// The key of building `input` with `options`: a file's as `init(source:options:)`, a remote file's from the
+    /// URL, size and version recorded when it was opened.
+    public init(input: ImageInput, options: [String]) {
+        switch input {
+        case let .remote(file):
+            self.init(fields: [file.url, "\(file.byteCount)", file.version.description] + options)
+        default:
+            self.init(source: input.name, options: options)
+        }
     }
 }

@@ -27,8 +27,8 @@ extension ImageSource {
         switch properties.format {
         case .tiff: return try StoredTileReader(source: self)
         case .deepZoom, .iiif:
-            guard case let .file(path) = input else { return nil }
-            let pyramid = try TileFolderPyramid(path: path, format: properties.format)
+            if case .bytes = input { return nil }
+            let pyramid = try TileFolderPyramid(input: input, format: properties.format)
             return pyramid.storesJPEGTiles ? pyramid : nil
         default: return nil
         }

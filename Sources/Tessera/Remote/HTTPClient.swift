@@ -16,14 +16,17 @@ public struct HTTPRequest: Sendable {
     /// How the request is signed (by libcurl), or nil to send it unsigned. A URL that carries its own signature
     /// (presigned: `X-Amz-Signature` in its query) is never signed again.
     public var signing: AWSSigning?
+    /// The largest body accepted for this request, in bytes, when smaller than the client's own limit.
+    public var bodyLimit: Int?
 
     public init(url: String, method: Method = .get, range: Range<Int>? = nil, headers: [HTTPHeader] = [],
-                signing: AWSSigning? = nil) {
+                signing: AWSSigning? = nil, bodyLimit: Int? = nil) {
         self.url = url
         self.method = method
         self.range = range
         self.headers = headers
         self.signing = signing
+        self.bodyLimit = bodyLimit
     }
 }
 
@@ -56,7 +59,7 @@ public struct HTTPResponse: Sendable {
 /// pooled handle keeps its connections), redirects, the usual proxy variables (`https_proxy`, `no_proxy`),
 /// timeouts, and retries with exponential back-off on timeouts, dropped connections, 429 and 5xx answers.
 /// Thread-safe: each request takes a handle from the pool and gives it back.
-public final class HTTPClient: @unchecked Sendable {
+public final class HTTPClient: HTTPFetching, @unchecked Sendable {
     /// Limits and identity of a client. Times are in seconds.
     public struct Configuration: Sendable {
         /// How long to wait for a connection.
@@ -93,7 +96,8 @@ public final class HTTPClient: @unchecked Sendable {
     }
 
     /// Sends `request`, retrying what is worth retrying, and returns the final answer whatever its status.
-    /// Throws `TesseraError.http` naming the URL when no answer came (unreachable, timed out, reset).
+    /// Throws `TesseraError.http` naming the URL when no answer came (unreachable, timed out, reset), and
+    /// `TesseraError.memoryLimit` when the body is over the request's or the client's limit.
     public func send(_ request: HTTPRequest) throws -> HTTPResponse {
         var wait = configuration.firstBackoff
         for attempt in 1...max(1, configuration.attempts) {
@@ -135,7 +139,8 @@ public final class HTTPClient: @unchecked Sendable {
             throw TransferFailure(message: "libcurl could not make a handle", retryable: false)
         }
         defer { giveBack(handle) }
-        let transfer = Transfer(bodyLimit: configuration.bodyLimit)
+        let limit = min(request.bodyLimit ?? configuration.bodyLimit, configuration.bodyLimit)
+        let transfer = Transfer(bodyLimit: limit)
         var headerList: UnsafeMutablePointer<curl_slist>?
         defer { curl_slist_free_all(headerList) }
         var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
@@ -147,8 +152,8 @@ public final class HTTPClient: @unchecked Sendable {
         }
         guard code == CURLE_OK else {
             if code == CURLE_WRITE_ERROR && transfer.overLimit {
-                throw TransferFailure(message: "the answer is larger than \(ByteCount(configuration.bodyLimit))",
-                                      retryable: false)
+                let needed = transfer.headers["content-length"].flatMap { Int($0) } ?? limit + 1
+                throw TesseraError.memoryLimit(path: request.url, needed: needed, limit: limit, purpose: "the answer")
             }
             let detail = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             let message = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail

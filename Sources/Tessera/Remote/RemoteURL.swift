@@ -30,9 +30,9 @@ public struct RemoteURL: Sendable, Equatable {
         return RemoteURL(url: store.url(of: object), signing: store.signing)
     }
 
-    /// A request for this URL, carrying its signing.
+    /// A request for this URL, carrying its signing; `bodyLimit` bounds the answer, in bytes.
     public func request(_ method: HTTPRequest.Method = .get, range: Range<Int>? = nil,
-                        headers: [HTTPHeader] = []) -> HTTPRequest {
-        HTTPRequest(url: url, method: method, range: range, headers: headers, signing: signing)
+                        headers: [HTTPHeader] = [], bodyLimit: Int? = nil) -> HTTPRequest {
+        HTTPRequest(url: url, method: method, range: range, headers: headers, signing: signing, bodyLimit: bodyLimit)
     }
 }

@@ -4,11 +4,24 @@ import Foundation
 /// there (a Deep Zoom `.dzi`, a IIIF level-0 folder with its `info.json`), looked up by identifier.
 /// An identifier is a path relative to the root, percent-decoded once by the router; it must stay inside the
 /// root after every symlink is followed, so `..`, absolute paths and links pointing out are all "not found".
+/// A catalog of `RemoteImages` maps identifiers to URLs instead, and "files" are those URLs.
 public struct ImageCatalog: Sendable {
-    /// The root folder, with symlinks resolved.
+    /// The root folder, with symlinks resolved (for remote images, the template or catalog file they come from).
     public let root: String
     /// When serving one file, its name (the only identifier).
     private let singleFile: String?
+    /// The images on a web server, when they are served instead of files.
+    private let remote: RemoteImages?
+
+    /// Serves the images `remote` names, by URL.
+    public init(remote: RemoteImages) {
+        root = remote.description
+        singleFile = nil
+        self.remote = remote
+    }
+
+    /// Whether the front page can list the images: false for remote images named by a template.
+    public var listsImages: Bool { remote.map { $0.identifiers != nil } ?? true }
 
     /// Identifiers longer than this are refused without touching the file system.
     static let maxIdentifierLength = 1024
@@ -18,6 +31,7 @@ public struct ImageCatalog: Sendable {
         guard let resolved = realPath(path) else {
             throw IIIFError.notFound("\(path): no such file or folder")
         }
+        remote = nil
         var isFolder: ObjCBool = false
         _ = FileManager.default.fileExists(atPath: resolved, isDirectory: &isFolder)
         if isFolder.boolValue && !FileManager.default.fileExists(atPath: resolved + "/info.json") {
@@ -35,6 +49,7 @@ public struct ImageCatalog: Sendable {
     /// The file an identifier names, with or without its extension, or nil if it names nothing servable inside
     /// the root; for a IIIF level-0 folder, its `info.json`.
     public func file(for identifier: String) -> String? {
+        if let remote { return remote.url(for: identifier) }
         if let exact = exactFile(for: identifier) { return exact }
         guard Self.fileExtension(of: identifier).isEmpty else { return nil }
         return Self.imageExtensions.lazy.compactMap { exactFile(for: identifier + "." + $0) }.first
@@ -61,6 +76,7 @@ public struct ImageCatalog: Sendable {
     /// Every servable image's identifier, sorted; hidden files and folders, links that lead out of the root, and
     /// the tiles inside pyramids are skipped.
     public func identifiers(limit: Int = 10_000) -> [String] {
+        if let remote { return Array((remote.identifiers ?? []).prefix(limit)) }
         if let singleFile { return [singleFile] }
         guard let walker = FileManager.default.enumerator(atPath: root) else { return [] }
         var found: [String] = []
@@ -85,6 +101,7 @@ public struct ImageCatalog: Sendable {
     /// The contents of `folder` (relative to the root, "" for the root itself), or nil when it is not a folder of
     /// images inside the root (missing, hidden, outside after links are followed, or a pyramid).
     public func folder(_ folder: String) -> Folder? {
+        if let remote { return folder.isEmpty ? Folder(path: "", folders: [], images: remote.identifiers ?? []) : nil }
         if let singleFile { return folder.isEmpty ? Folder(path: "", folders: [], images: [singleFile]) : nil }
         guard folder.isEmpty || entry(folder, isFolder: true) == .folder && resolvedInside(folder) != nil,
               let names = try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? root : root + "/" + folder)

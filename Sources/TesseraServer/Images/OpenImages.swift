@@ -3,8 +3,9 @@ import Synchronization
 import Tessera
 import TesseraTiling
 
-/// The images a server has opened, by path, so that a request does not parse a file's header (or a pyramid's tile
-/// index) again: each with the file state it was opened at, so a changed file is opened afresh, and with what the
+/// The images a server has opened, by path or URL, so that a request does not parse a file's header (or a pyramid's
+/// tile index) again: each with the file state it was opened at, so a changed file (a remote one found replaced while
+/// read) is opened afresh, and with what the
 /// pyramid cache says to read it from now. Bounded by the memory the entries hold (estimated), the least recently
 /// used dropped first, rather than by a count.
 final class OpenImages: Sendable {
@@ -14,9 +15,17 @@ final class OpenImages: Sendable {
         let current: PyramidCache.CachedSource
         let tiles: (any StoredJPEGTiles)?
         let previewTiles: (any StoredJPEGTiles)?
-        /// The file's modification time and size in bytes when it was opened.
+        /// The file's modification time and size in bytes when it was opened (a remote file's time is 0).
         let modified: Date
         let size: Int
+        /// What the pyramid cache and the response cache know the image by: its path, or its URL and version.
+        let cacheKey: String
+
+        /// Whether the image is a remote file found replaced: it is opened afresh.
+        var hasChanged: Bool {
+            if case let .remote(file) = current.file.input { return file.hasChanged }
+            return false
+        }
 
         /// What to read the image from now.
         var source: ImageSource { current.source }
@@ -46,21 +55,25 @@ final class OpenImages: Sendable {
 
     /// The opened image for `path`, opened again when the file changed or the cache built a pyramid for it.
     func open(_ path: String) throws -> Image {
-        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-        let modified = attributes?[.modificationDate] as? Date ?? .distantPast
-        let size = attributes?[.size] as? Int ?? 0
-        let unchanged = entries.withLock { $0.images.use(path) }.flatMap { $0.modified == modified && $0.size == size ? $0 : nil }
+        let remote = RemoteURL.isRemote(path)
+        let attributes = remote ? nil : try? FileManager.default.attributesOfItem(atPath: path)
+        let stamp = (modified: attributes?[.modificationDate] as? Date ?? .distantPast, size: attributes?[.size] as? Int ?? 0)
+        let unchanged = entries.withLock { $0.images.use(path) }.flatMap { image in
+            (remote ? !image.hasChanged : image.modified == stamp.modified && image.size == stamp.size) ? image : nil
+        }
         if let unchanged, unchanged.current.isCachedPyramid || unchanged.tiles != nil { return unchanged }
         let file = try unchanged?.current.file ?? ImageSource(path: path)
+        let (key, modified, size) = remote ? file.input.cacheIdentity : (path, stamp.modified, stamp.size)
         // A large plain image is read directly until its pyramid is built, then from the pyramid; its coarse
         // requests come from the preview pyramid as soon as that is built.
-        let current = cache?.source(for: file, path: path, modified: modified, size: size, current: unchanged?.current)
+        let current = cache?.source(for: file, path: key, modified: modified, size: size, current: unchanged?.current)
             ?? PyramidCache.CachedSource(file: file)
         if let unchanged, current.source === unchanged.current.source, current.preview === unchanged.current.preview {
             return unchanged
         }
         let opened = Image(current: current, tiles: try? current.source.storedJPEGTiles(),
-                           previewTiles: try? current.preview?.storedJPEGTiles(), modified: modified, size: size)
+                           previewTiles: try? current.preview?.storedJPEGTiles(), modified: modified, size: size,
+                           cacheKey: key)
         entries.withLock { entries in
             var bytes = entries.bytes + opened.byteCost - (entries.images.set(opened, for: path)?.byteCost ?? 0)
             let limit = byteLimit

@@ -101,6 +101,10 @@ public final class IIIFService: Sendable {
         } catch let error as TesseraError {
             // A file in the folder that is not an image is not an image the server has.
             if case .unknownFormat = error { return .text(404, error.description) }
+            // A remote image the server names nothing for is not an image; any other failure of the remote host is
+            // a bad gateway.
+            if RemoteFile.isMissing(error) { return .text(404, error.description) }
+            if case .http = error { return .text(502, error.description) }
             return .text(500, error.description)
         } catch {
             return .text(500, "\(error)")
@@ -134,7 +138,7 @@ public final class IIIFService: Sendable {
         let reduction = IIIFRenderer.reduction(for: resolved)
         if let cache = configuration.cache, !image.current.isCachedPyramid, image.tiles == nil,
            image.current.preview == nil, reduction >= PyramidCache.previewFactor,
-           cache.waitForPreview(path: path, modified: image.modified, size: image.size) {
+           cache.waitForPreview(path: image.cacheKey, modified: image.modified, size: image.size) {
             image = try images.open(path)
         }
         let maxSize = IIIFRequest.maxSize(of: resolved.region.size, limits: configuration.limits, upscale: false)
@@ -149,7 +153,7 @@ public final class IIIFService: Sendable {
             let source = preview ?? image.source
             // What the bytes depend on: the file as it is now, what it is read from (the file, its pyramid, the
             // preview) and the request in its canonical form, whatever the host or the spelling asked with.
-            let key = "\(path)\n\(image.size) \(image.modified.timeIntervalSince1970)\n\(source.input.name)\n\(canonicalPath)"
+            let key = "\(image.cacheKey)\n\(image.size) \(image.modified.timeIntervalSince1970)\n\(source.input.name)\n\(canonicalPath)"
             let rendered = try responses.response(for: key) {
                 if !wholeTile, let made = try storedTile(for: resolved, in: image) {
                     return ResponseCache.Response(bytes: made, mediaType: "image/jpeg")
@@ -232,8 +236,8 @@ public final class IIIFService: Sendable {
     /// The validators of a response about `image`: a strong tag from the file's size and time and what was asked
     /// of it (`tag`), kept `cacheLifetime` seconds by clients, proxies and CDNs.
     private func validators(image: OpenImages.Image, tag: String) -> ConditionalGET {
-        ConditionalGET(identity: "\(image.size) \(image.modified.timeIntervalSince1970) \(tag)", lastModified: image.modified,
-                       cacheControl: "public, max-age=\(configuration.cacheLifetime)")
+        ConditionalGET(identity: "\(image.size) \(image.modified.timeIntervalSince1970) \(image.cacheKey) \(tag)",
+                       lastModified: image.modified, cacheControl: "public, max-age=\(configuration.cacheLifetime)")
     }
 
 }

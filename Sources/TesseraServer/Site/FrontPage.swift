@@ -36,7 +36,7 @@ struct FrontPage: Sendable {
             <style>\(Self.style)</style>
             </head>
             <body>
-            <header><nav>\(breadcrumbs(folder, root: root))</nav><p>\(count)</p></header>
+            <header><nav>\(breadcrumbs(folder, root: root))</nav><p>\(catalog.listsImages ? count : Self.unlisted)</p></header>
             <ul class="grid">
             \(cards.joined(separator: "\n"))
             </ul>
@@ -47,6 +47,10 @@ struct FrontPage: Sendable {
         return HTTPResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8"),
                                                    ("Cache-Control", "no-cache")], body: Array(html.utf8))
     }
+
+    /// What the page says when images come from URLs by a template, which cannot be listed.
+    static let unlisted = "images come from a URL template (--source-url) and cannot be listed: the front page lists"
+        + " local folders and catalog files only; open /view/{identifier} or /iiif/{identifier}/info.json"
 
     /// The folder a `/browse/...` path names (percent-decoded, without slashes at either end), or nil.
     static func folder(fromPath path: String) -> String? {

@@ -150,6 +150,7 @@ final class JPEGDecoder: ImageDecoder {
         }
         try checkTruncation()
         if Int(read) < count {
+            if let failure = session.readFailure { throw failure }
             throw TesseraError.truncated(path: inputName, detail: "after row \(Int(read).grouped) of \(size.height.grouped)")
         }
     }
@@ -157,6 +158,8 @@ final class JPEGDecoder: ImageDecoder {
     /// libjpeg fills missing data with gray and only warns: make that an error unless partial output was asked for.
     private func checkTruncation() throws {
         let missing = tessera_jpeg_decoder_missing_data(session.decoder)
+        // A remote file that failed (replaced, unreachable) is that failure, partial output or not.
+        if missing != 0, let failure = session.readFailure { throw failure }
         guard missing != 0 && !allowPartial else { return }
         let row = Int(session.info.pointee.output_scanline), height = Int(session.info.pointee.output_height)
         let place = "before row \((row + 1).grouped) of \(height.grouped)"

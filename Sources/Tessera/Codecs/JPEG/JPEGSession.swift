@@ -7,6 +7,7 @@ final class JPEGSession {
     let decoder: OpaquePointer
     let info: UnsafeMutablePointer<jpeg_decompress_struct>
     private let name: String
+    private let input: ImageInput
     private let file: CFile?
     private let bytes: UnsafeMutableBufferPointer<UInt8>?
 
@@ -17,9 +18,10 @@ final class JPEGSession {
         self.decoder = decoder
         self.info = tessera_jpeg_decoder_info(decoder)
         self.name = input.name
+        self.input = input
         switch input {
-        case let .file(path):
-            let file = try CFile(path: path, mode: "rb")
+        case .file, .remote:
+            let file = try input.openFile()!
             self.file = file
             self.bytes = nil
             _ = tessera_jpeg_set_source_file(decoder, file.handle)
@@ -39,9 +41,13 @@ final class JPEGSession {
         bytes?.deallocate()
     }
 
+    /// Why the last read of a remote file failed, if it did: what libjpeg saw as the data ending early.
+    var readFailure: TesseraError? { input.readFailure }
+
     /// Turns a shim's 0 into a typed error: premature end of data is truncation, anything else corruption.
     func check(_ status: Int32, during activity: String) throws {
         guard status == 0 else { return }
+        if let failure = input.readFailure { throw failure }
         let message = String(cString: tessera_jpeg_decoder_message(decoder))
         if message.contains("Premature end") || message.contains("Empty input") || message.isEmpty {
             throw TesseraError.truncated(path: name, detail: "while \(activity)")

@@ -10,6 +10,9 @@ final class JPEG2000ByteSource {
     }
 
     private let storage: Storage
+    private let input: ImageInput
+    /// Why the last read of a remote file failed, if it did: reported instead of OpenJPEG's "end of stream".
+    var readFailure: TesseraError? { input.readFailure }
     /// The input's size in bytes, and its name for messages.
     let length: Int
     let name: String
@@ -19,9 +22,10 @@ final class JPEG2000ByteSource {
 
     init(_ input: ImageInput) throws {
         name = input.name
+        self.input = input
         switch input {
-        case let .file(path):
-            let file = try CFile(path: path, mode: "rb")
+        case .file, .remote:
+            let file = try input.openFile()!
             storage = .file(file)
             length = try file.size()
         case let .bytes(bytes, _):

@@ -45,7 +45,7 @@ final class JPEG2000Codec: @unchecked Sendable {
             if let image { opj_image_destroy(image) }
             opj_destroy_codec(codec)
             opj_stream_destroy(stream)
-            throw Self.failure(messages, reading: "the header", name: source.name, position: source.position,
+            throw source.readFailure ?? Self.failure(messages, reading: "the header", name: source.name, position: source.position,
                                length: source.length)
         }
         self.image = image
@@ -90,7 +90,7 @@ final class JPEG2000Codec: @unchecked Sendable {
         hasDecoded = true
         guard opj_set_decode_area(codec, image, Int32(x0), Int32(y0), Int32(x1), Int32(y1)) != 0,
               opj_decode(codec, stream, image) != 0 else {
-            throw Self.failure(messages, reading: "rows \(y0.grouped)..<\(y1.grouped)", name: source.name,
+            throw source.readFailure ?? Self.failure(messages, reading: "rows \(y0.grouped)..<\(y1.grouped)", name: source.name,
                                position: source.position, length: source.length)
         }
         for index in 0..<Int(image.pointee.numcomps) where image.pointee.comps[index].data == nil {

@@ -105,6 +105,7 @@ final class PNGDecoder: ImageDecoder {
 
     /// A failed row is an error, unless partial output was asked for and the data merely ran out.
     private func handleFailure(atRow row: Int) throws {
+        if let failure = session.readFailure { throw failure }
         guard allowPartial && session.lastErrorWasEndOfData else {
             if session.lastErrorWasEndOfData {
                 throw TesseraError.truncated(path: session.name, detail: "after row \(row.grouped) of \(size.height.grouped)")

@@ -5,15 +5,17 @@ import CPNG
 final class PNGSession {
     let png: OpaquePointer
     let name: String
+    private let input: ImageInput
     private let file: CFile?
     private let bytes: UnsafeMutableBufferPointer<UInt8>?
 
     init(input: ImageInput) throws {
         name = input.name
+        self.input = input
         let reader: OpaquePointer?
         switch input {
-        case let .file(path):
-            let file = try CFile(path: path, mode: "rb")
+        case .file, .remote:
+            let file = try input.openFile()!
             self.file = file
             self.bytes = nil
             reader = tessera_png_reader_create(file.handle, nil, 0)
@@ -41,6 +43,9 @@ final class PNGSession {
     var structPointer: png_structp { tessera_png_struct(png) }
     var infoPointer: png_infop { tessera_png_info(png) }
 
+    /// Why the last read of a remote file failed, if it did: reported instead of libpng's "read error".
+    var readFailure: TesseraError? { input.readFailure }
+
     /// The message of the last libpng error.
     var message: String { String(cString: tessera_png_message(png)) }
 
@@ -52,6 +57,7 @@ final class PNGSession {
     /// Turns a shim's 0 into a typed error.
     func check(_ status: Int32, during activity: String) throws {
         guard status == 0 else { return }
+        if let failure = readFailure { throw failure }
         if lastErrorWasEndOfData { throw TesseraError.truncated(path: name, detail: "while \(activity)") }
         throw TesseraError.corrupt(path: name, detail: "\(message) (while \(activity))")
     }

@@ -11,12 +11,15 @@ final class TIFFFile {
     private let state: OpaquePointer
     /// The libtiff handle, valid for the life of this object.
     let handle: OpaquePointer
+    /// The cursor a remote file is read through, kept alive as long as the handle.
+    private let cursor: RemoteCursor?
 
-    private init(state: OpaquePointer?, name: String, byteCount: Int, writing: Bool) throws {
+    private init(state: OpaquePointer?, name: String, byteCount: Int, writing: Bool, cursor: RemoteCursor? = nil) throws {
         guard let state else { throw TesseraError.io(path: name, detail: "out of memory opening the TIFF") }
         guard let handle = tessera_tiff_handle(state) else {
             let message = String(cString: tessera_tiff_message(state))
             tessera_tiff_destroy(state)
+            if let failure = cursor?.file.failure { throw failure }
             throw writing ? Self.writeFailure("cannot create the TIFF", message: message, name: name)
                 : Self.readFailure("while opening", message: message, name: name, truncated: false)
         }
@@ -24,6 +27,7 @@ final class TIFFFile {
         self.handle = handle
         self.name = name
         self.byteCount = byteCount
+        self.cursor = cursor
     }
 
     /// Opens a TIFF for reading without memory-mapping it; libtiff's own allocations are capped by `budget`.
@@ -33,6 +37,13 @@ final class TIFFFile {
             let size = try input.byteCount()
             try self.init(state: tessera_tiff_open_file(path, "rm", Int64(budget.limit)),
                           name: path, byteCount: size, writing: false)
+        case let .remote(file):
+            // Tile offsets load on demand ("O"), so opening a large pyramid reads its directories, not its tables.
+            let cursor = RemoteCursor(file)
+            let state = tessera_tiff_open_client(Unmanaged.passUnretained(cursor).toOpaque(), RemoteCursor.readCallback,
+                                                 RemoteCursor.seekCallback, RemoteCursor.sizeCallback, file.url,
+                                                 "rmO", Int64(budget.limit))
+            try self.init(state: state, name: file.url, byteCount: file.byteCount, writing: false, cursor: cursor)
         case let .bytes(bytes, name):
             // libtiff reads through callbacks after this call returns, so the shim keeps its own copy.
             try budget.check(bytes.count, for: "a copy of the TIFF data", path: name)
@@ -63,7 +74,8 @@ final class TIFFFile {
     /// The error for a libtiff call that failed while reading: truncated data when `truncated` or when libtiff's
     /// message says so, otherwise corrupt data. `context` says where, e.g. "at row 4,112 of 8,554".
     func readFailure(_ context: String, truncated: Bool = false) -> TesseraError {
-        Self.readFailure(context, message: message, name: name, truncated: truncated)
+        if let failure = cursor?.file.failure { return failure }
+        return Self.readFailure(context, message: message, name: name, truncated: truncated)
     }
 
     /// The error for a libtiff call that failed while writing, e.g. "cannot write the strip at row 64".

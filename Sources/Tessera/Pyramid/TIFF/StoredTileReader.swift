@@ -105,6 +105,9 @@ public final class StoredTileReader: Sendable {
         case .file:
             let read = tile.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(offset)) }
             guard read == count else { throw TesseraError.truncated(path: input.name, detail: "in a stored tile") }
+        case let .remote(file):
+            guard offset + UInt64(count) <= UInt64(file.byteCount) else { return nil }
+            tile = try file.read(at: Int(offset), count: count)
         case let .bytes(bytes, _):
             guard offset + UInt64(count) <= UInt64(bytes.count) else { return nil }
             tile = Array(bytes[Int(offset)..<Int(offset) + count])

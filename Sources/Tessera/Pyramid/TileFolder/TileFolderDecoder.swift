@@ -15,7 +15,7 @@ final class TileFolderDecoder: ImageDecoder, TiledRowDecoder {
     static func readProperties(of input: ImageInput) throws -> ImageProperties {
         let kind = try detectedFormat(input)
         let pyramid = try open(input, format: kind)
-        let sample = try ImageSource(path: try pyramid.sampleTilePath()).properties
+        let sample = try ImageSource(input: try pyramid.sampleTile()).properties
         let format = pixelFormat(sample)
         var properties = ImageProperties(format: kind, width: pyramid.imageSize.width,
                                          height: pyramid.imageSize.height, channels: format.channelCount, bitDepth: 8,
@@ -54,7 +54,7 @@ final class TileFolderDecoder: ImageDecoder, TiledRowDecoder {
                     bytesPerRow: Int) throws {
         let bytesPerPixel = format.bytesPerPixel, rowBytes = columns.count * bytesPerPixel
         let rows = bands.grid.pixelRows(ofRow: row)
-        guard let path = pyramid.tilePath(scale: scale, column: column, row: row) else {
+        guard let stored = try pyramid.tile(scale: scale, column: column, row: row) else {
             blank.withUnsafeBytes { blank in
                 for line in 0..<rows.count {
                     for x in 0..<columns.count {
@@ -65,26 +65,28 @@ final class TileFolderDecoder: ImageDecoder, TiledRowDecoder {
             }
             return
         }
-        let stored = pyramid.tileRect(scale: scale, column: column, row: row)
-        var reader: any ImageReader = try ImageSource(path: path, budget: budget).makeReader()
-        guard reader.size == stored.size else {
-            throw TesseraError.corrupt(path: path, detail: "the tile is \(reader.size), not \(stored.size) as the pyramid says")
+        let storedRect = pyramid.tileRect(scale: scale, column: column, row: row)
+        let path = stored.name
+        var reader: any ImageReader = try ImageSource(input: stored, budget: budget).makeReader()
+        guard reader.size == storedRect.size else {
+            throw TesseraError.corrupt(path: path, detail: "the tile is \(reader.size), not \(storedRect.size) as the pyramid says")
         }
         if reader.format != format { reader = FormatConvertingReader(source: reader, format: format) }
         let tile = try reader.readAll(budget: budget, name: path)
         tile.bytes.withUnsafeBytes { source in
             for line in 0..<rows.count {
-                let from = (rows.lowerBound + line - stored.y) * tile.bytesPerRow + (columns.lowerBound - stored.x) * bytesPerPixel
+                let from = (rows.lowerBound + line - storedRect.y) * tile.bytesPerRow
+                    + (columns.lowerBound - storedRect.x) * bytesPerPixel
                 (target + line * bytesPerRow).copyMemory(from: source.baseAddress! + from, byteCount: rowBytes)
             }
         }
     }
 
     private static func open(_ input: ImageInput, format: ImageFormat) throws -> TileFolderPyramid {
-        guard case let .file(path) = input else {
+        if case .bytes = input {
             throw TesseraError.unsupported(path: input.name, feature: "a tile pyramid is read from its descriptor file, not from bytes")
         }
-        return try TileFolderPyramid(path: path, format: format)
+        return try TileFolderPyramid(input: input, format: format)
     }
 
     /// 8-bit gray or RGB, with alpha when the tiles have it: what every tile is converted to.

@@ -13,6 +13,9 @@ struct TileFolderPyramid: Sendable {
         case iiif(folder: String, geometry: IIIFTileGeometry)
     }
 
+    /// Whether the folder is on a web server (its tiles fetched by URL, a tile the server has not read as blank).
+    let remote: Bool
+
     let layout: Layout
     /// The full-resolution size in pixels.
     let imageSize: Size
@@ -29,11 +32,12 @@ struct TileFolderPyramid: Sendable {
     /// The largest tile side a descriptor may claim, and the most levels.
     private static let maxTileSide = 1 << 14
 
-    /// Reads the descriptor at `path` (`.dzi` XML or IIIF `info.json`).
-    init(path: String, format: ImageFormat) throws {
+    /// Reads the descriptor `input` (`.dzi` XML or IIIF `info.json`, a file or a URL).
+    init(input: ImageInput, format: ImageFormat) throws {
         // A descriptor is a few hundred bytes; a megabyte is more than any real one.
-        let data = try ImageInput.file(path: path).prefix(1 << 20)
-        let parent = (path as NSString).deletingLastPathComponent, folder = parent.isEmpty ? "." : parent
+        let data = try input.prefix(1 << 20), path = input.name
+        let folder = RemoteFile.split(path).parent
+        if case .remote = input { remote = true } else { remote = false }
         switch format {
         case .deepZoom:
             let descriptor = try DeepZoomLayout.Descriptor(xml: data, path: path)
@@ -44,7 +48,7 @@ struct TileFolderPyramid: Sendable {
             tileExtension = descriptor.format
             let topLevel = DeepZoomLayout.topLevel(of: imageSize)
             scaleFactors = (0...topLevel).map { 1 << $0 }
-            let name = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+            let name = (RemoteFile.split(path).name as NSString).deletingPathExtension
             layout = .deepZoom(folder: folder, name: name, topLevel: topLevel)
         default:
             let info = try IIIFLayout.Info(json: data, path: path)
@@ -81,26 +85,34 @@ struct TileFolderPyramid: Sendable {
         return Rect(x: left, y: top, width: right - left, height: bottom - top)
     }
 
-    /// The file of tile `(column, row)` of the level at reduction `scale`, or nil when the folder has none.
-    func tilePath(scale: Int, column: Int, row: Int) -> String? {
+    /// Tile `(column, row)` of the level at reduction `scale`, or nil when the folder (or the server) has none.
+    func tile(scale: Int, column: Int, row: Int) throws -> ImageInput? {
+        let candidates: [String]
         switch layout {
         case let .deepZoom(folder, name, topLevel):
-            let path = folder + "/" + DeepZoomLayout.tilePath(name: name, level: topLevel - scale.trailingZeroBitCount,
-                                                              column: column, row: row, format: tileExtension)
-            return FileManager.default.fileExists(atPath: path) ? path : nil
+            candidates = [folder + "/" + DeepZoomLayout.tilePath(name: name, level: topLevel - scale.trailingZeroBitCount,
+                                                                 column: column, row: row, format: tileExtension)]
         case let .iiif(folder, geometry):
-            return geometry.storedPaths(scale: scale, column: column, row: row, format: tileExtension).lazy
-                .map { folder + "/" + $0 }.first { FileManager.default.fileExists(atPath: $0) }
+            candidates = geometry.storedPaths(scale: scale, column: column, row: row, format: tileExtension)
+                .map { folder + "/" + $0 }
         }
+        for location in candidates {
+            if remote {
+                if let file = try RemoteFile.existing(url: location) { return .remote(file) }
+            } else if FileManager.default.fileExists(atPath: location) {
+                return .file(path: location)
+            }
+        }
+        return nil
     }
 
     /// The smallest level's first tile: what tells the pyramid's pixel format.
-    func sampleTilePath() throws -> String {
+    func sampleTile() throws -> ImageInput {
         let scale = scaleFactors.last ?? 1
-        guard let path = tilePath(scale: scale, column: 0, row: 0) else {
+        guard let tile = try tile(scale: scale, column: 0, row: 0) else {
             throw TesseraError.truncated(path: descriptorName, detail: "(the tile of its smallest level is missing)")
         }
-        return path
+        return tile
     }
 
     private var descriptorName: String {
@@ -135,7 +147,7 @@ extension TileFolderPyramid: StoredJPEGTiles {
               JPEGCoefficientCrop.reaches(size, from: content) else { return nil }
         guard size != content else { return stored }
         return try JPEGCoefficientCrop.topLeft(of: stored, size: size,
-                                               name: tilePath(scale: scale, column: column, row: row) ?? "a stored tile")
+                                               name: "the stored tile \(column),\(row) at 1/\(scale)")
     }
 
     /// The tile's file as stored (edge tiles at their size) and that size.
@@ -143,8 +155,8 @@ extension TileFolderPyramid: StoredJPEGTiles {
         guard storesJPEGTiles, scaleFactors.contains(scale), column >= 0, row >= 0 else { return nil }
         let level = levelSize(scale: scale)
         guard column * tileWidth < level.width, row * tileHeight < level.height,
-              let path = tilePath(scale: scale, column: column, row: row) else { return nil }
-        return (try ImageInput.file(path: path).readAll(budget: .default, purpose: "a stored tile"),
+              let tile = try tile(scale: scale, column: column, row: row) else { return nil }
+        return (try tile.readAll(budget: .default, purpose: "a stored tile"),
                 Size(width: min(tileWidth, level.width - column * tileWidth),
                      height: min(tileHeight, level.height - row * tileHeight)))
     }

@@ -1,0 +1,198 @@
+import Foundation
+import Testing
+@testable import Tessera
+
+/// A web server in memory for `RemoteFile`: byte ranges, ETags, `If-Match` and `If-Range` as nginx answers them,
+/// and the requests it was sent.
+private final class FakeServer: HTTPFetching, @unchecked Sendable {
+    private let lock = NSLock()
+    private var bytes: [UInt8]
+    private var etag: String
+    var servesRanges = true
+    var missing = false
+    private(set) var requests: [HTTPRequest] = []
+
+    init(_ bytes: [UInt8], etag: String = "\"1\"") {
+        self.bytes = bytes
+        self.etag = etag
+    }
+
+    /// Replaces the file, as an upload over it would.
+    func replace(with bytes: [UInt8], etag: String) {
+        lock.withLock {
+            self.bytes = bytes
+            self.etag = etag
+        }
+    }
+
+    var rangeRequests: Int { lock.withLock { requests.filter { $0.range != nil }.count } }
+
+    func send(_ request: HTTPRequest) throws -> HTTPResponse {
+        let (bytes, etag) = lock.withLock {
+            requests.append(request)
+            return (self.bytes, self.etag)
+        }
+        var headers = ["etag": etag]
+        if missing { return HTTPResponse(status: 404, reason: "Not Found", headers: [:], body: []) }
+        if request.method == .head { return HTTPResponse(status: 200, reason: "OK", headers: headers, body: []) }
+        let condition = { (name: String) in request.headers.first { $0.name == name }?.value }
+        if let match = condition("If-Match"), match != etag {
+            return HTTPResponse(status: 412, reason: "Precondition Failed", headers: headers, body: [])
+        }
+        var body = bytes, status = 200
+        if servesRanges, let range = request.range, condition("If-Range").map({ $0 == etag }) ?? true {
+            guard range.lowerBound < bytes.count else {
+                return HTTPResponse(status: 416, reason: "Range Not Satisfiable",
+                                    headers: ["content-range": "bytes */\(bytes.count)"], body: [])
+            }
+            let end = min(bytes.count, range.upperBound)
+            body = Array(bytes[range.lowerBound..<end])
+            headers["content-range"] = "bytes \(range.lowerBound)-\(end - 1)/\(bytes.count)"
+            status = 206
+        }
+        if let limit = request.bodyLimit, body.count > limit {
+            throw TesseraError.memoryLimit(path: request.url, needed: body.count, limit: limit, purpose: "the answer")
+        }
+        return HTTPResponse(status: status, reason: status == 206 ? "Partial Content" : "OK", headers: headers, body: body)
+    }
+}
+
+/// `RemoteFile` over a fake server: what it fetches, how it validates, and codecs reading through it.
+@Suite struct RemoteFileTests {
+    private let url = "http://host/image.bin"
+    private let content = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) }
+
+    private func open(_ server: FakeServer, blockSize: Int = 16 << 10, cache: BlockCache = BlockCache(budget: 64 << 20),
+                      budget: MemoryBudget = .default) throws -> RemoteFile {
+        try RemoteFile(url: url, fetcher: server, cache: cache, blockSize: blockSize, budget: budget)
+    }
+
+    @Test func opensWithOneRequestAndReadsAnyRange() throws {
+        let server = FakeServer(content)
+        let file = try open(server)
+        #expect(server.requests.count == 1)
+        #expect(file.byteCount == content.count && file.servesRanges && file.version == .etag("\"1\""))
+        for (offset, count) in [(0, 10), (16_380, 10), (100_000, 70_000), (299_990, 50), (300_000, 5)] {
+            #expect(try file.read(at: offset, count: count) == Array(content[min(offset, content.count)..<min(content.count, offset + count)]))
+        }
+    }
+
+    @Test func adjacentMissingBlocksAreOneRequestAndCachedBlocksNone() throws {
+        let server = FakeServer(content)
+        let file = try open(server)
+        _ = try file.read(at: 20_000, count: 50_000)
+        #expect(server.rangeRequests == 2, "the open and one request for blocks 1 to 4")
+        _ = try file.read(at: 30_000, count: 30_000)
+        #expect(server.rangeRequests == 2)
+        let range = try #require(server.requests.last?.range)
+        #expect(range == (16 << 10)..<(80 << 10))
+    }
+
+    @Test func concurrentReadsOfABlockFetchItOnce() throws {
+        let server = FakeServer(content)
+        let file = try open(server)
+        DispatchQueue.concurrentPerform(iterations: 16) { _ in
+            #expect((try? file.read(at: 200_000, count: 1_000)) == Array(content[200_000..<201_000]))
+        }
+        #expect(server.rangeRequests == 2)
+    }
+
+    @Test func sequentialReadsGrowTheirReadAhead() throws {
+        let server = FakeServer(content)
+        let file = try open(server, blockSize: 4 << 10)
+        let cursor = RemoteCursor(file)
+        var read: [UInt8] = [], chunk = [UInt8](repeating: 0, count: 4 << 10)
+        while true {
+            let got = try chunk.withUnsafeMutableBytes { try cursor.read(into: $0) }
+            if got == 0 { break }
+            read += chunk.prefix(got)
+        }
+        #expect(read == content)
+        #expect(server.rangeRequests < 10, "74 blocks in a few growing requests, not one each")
+    }
+
+    @Test func aFileReplacedWhileReadFailsClearlyAndTheNextOpenReadsTheNewOne() throws {
+        let server = FakeServer(content)
+        let file = try open(server)
+        _ = try file.read(at: 0, count: 100)
+        let replacement = content.map { $0 ^ 0xFF }
+        server.replace(with: replacement, etag: "\"2\"")
+        #expect(try file.read(at: 10, count: 100) == Array(content[10..<110]), "a cached block is of the old version")
+        #expect(throws: TesseraError.http(url: url, detail: "changed while being read (ETag \"1\" became \"2\")")) {
+            try file.read(at: 100_000, count: 100)
+        }
+        #expect(throws: TesseraError.self) { try file.read(at: 200_000, count: 100) }
+        #expect(file.failure != nil)
+        let again = try open(server, cache: BlockCache(budget: 64 << 20))
+        #expect(try again.read(at: 100_000, count: 100) == Array(replacement[100_000..<100_100]))
+    }
+
+    @Test func theSameCacheNeverMixesVersions() throws {
+        let server = FakeServer(content), cache = BlockCache(budget: 64 << 20)
+        _ = try open(server, cache: cache).read(at: 0, count: content.count)
+        let replacement = content.map { $0 ^ 0x55 }
+        server.replace(with: replacement, etag: "\"2\"")
+        #expect(try open(server, cache: cache).read(at: 0, count: content.count) == replacement)
+    }
+
+    @Test func aServerWithoutRangesGivesTheWholeFileWithinTheBudget() throws {
+        let server = FakeServer(content)
+        server.servesRanges = false
+        let file = try open(server)
+        #expect(!file.servesRanges && file.byteCount == content.count)
+        #expect(try file.read(at: 5, count: 10) == Array(content[5..<15]))
+        #expect(server.requests.count == 1)
+        #expect(throws: TesseraError.memoryLimit(path: url, needed: content.count, limit: 100_000,
+                                                 purpose: "the whole file (the server does not serve byte ranges)")) {
+            try open(server, budget: MemoryBudget(limit: 100_000))
+        }
+    }
+
+    @Test func aMissingFileNamesTheURLAndTheStatus() throws {
+        let server = FakeServer(content)
+        server.missing = true
+        #expect(throws: TesseraError.http(url: url, detail: "HTTP 404 Not Found")) { try open(server) }
+        #expect("\(TesseraError.http(url: url, detail: "HTTP 404 Not Found"))" == "\(url): HTTP 404 Not Found")
+    }
+
+    @Test func theBlockCacheStaysWithinItsBudget() {
+        let cache = BlockCache(budget: 10_000)
+        for index in 0..<100 { cache.store(BlockCache.Key(file: "f", index: index), [UInt8](repeating: 1, count: 1_000)) }
+        #expect(cache.byteCount <= 10_000)
+        #expect(cache.block(BlockCache.Key(file: "f", index: 99)) != nil)
+        #expect(cache.block(BlockCache.Key(file: "f", index: 0)) == nil)
+    }
+
+    @Test(arguments: ["jpg", "png"])
+    func aStreamReplacedWhileDecodedFailsAsChangedNotTruncated(format: String) throws {
+        let folder = try TestImages.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = "\(folder)/noise.\(format)"
+        try TestImages.write(TestImages.make(width: 1200, height: 900, format: .rgb8), to: path)
+        let bytes = try #require(FileManager.default.contents(atPath: path))
+        try #require(bytes.count > 128 << 10, "the stream outgrows its first reads")
+        let server = FakeServer(Array(bytes))
+        let remote = try RemoteFile(url: url, fetcher: server, cache: BlockCache(budget: 8 << 20), blockSize: 16 << 10)
+        let source = try ImageSource(input: .remote(remote))
+        server.replace(with: Array(bytes.reversed()), etag: "\"2\"")
+        #expect(throws: TesseraError.http(url: url, detail: "changed while being read (ETag \"1\" became \"2\")")) {
+            _ = try source.makeReader().readAll(budget: .default, name: url)
+        }
+    }
+
+    @Test(arguments: ["jpg", "png", "tif"])
+    func codecsReadThroughARemoteFileAsFromTheFile(format: String) throws {
+        let folder = try TestImages.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = "\(folder)/image.\(format)"
+        try TestImages.write(TestImages.gradient(width: 300, height: 200), to: path)
+        let bytes = try #require(FileManager.default.contents(atPath: path))
+        let remote = try RemoteFile(url: "http://host/image.\(format)", fetcher: FakeServer(Array(bytes)),
+                                    cache: BlockCache(budget: 1 << 20), blockSize: 1 << 10)
+        let region = Rect(x: 30, y: 40, width: 200, height: 100)
+        let local = try ImageSource(path: path).makeReader(ReadOptions(region: region)).readAll(budget: .default, name: path)
+        let read = try ImageSource(input: .remote(remote)).makeReader(ReadOptions(region: region))
+            .readAll(budget: .default, name: remote.url)
+        #expect(read.bytes == local.bytes)
+    }
+}
