@@ -65,16 +65,29 @@ final class AtomicFile {
 /// The temporary files being written right now, so that a process interrupted by a signal can remove them.
 public final class TemporaryFiles: Sendable {
     public static let shared = TemporaryFiles()
-    private let paths = Mutex<Set<String>>([])
 
-    func insert(_ path: String) { paths.withLock { _ = $0.insert(path) } }
-    func remove(_ path: String) { paths.withLock { _ = $0.remove(path) } }
+    private struct State {
+        var paths: Set<String> = []
+        /// Set by `removeAll`: the process is stopping, and a file a build thread still starts goes at once.
+        var closed = false
+    }
 
-    /// Deletes every temporary file still open; for signal handlers that are about to exit.
+    private let state = Mutex(State())
+
+    func insert(_ path: String) {
+        state.withLock { state in
+            if state.closed { unlink(path) } else { state.paths.insert(path) }
+        }
+    }
+
+    func remove(_ path: String) { state.withLock { _ = $0.paths.remove(path) } }
+
+    /// Deletes every temporary file still open, and any started from now on; for a process about to exit.
     public func removeAll() {
-        paths.withLock { paths in
-            for path in paths { unlink(path) }
-            paths.removeAll()
+        state.withLock { state in
+            for path in state.paths { unlink(path) }
+            state.paths.removeAll()
+            state.closed = true
         }
     }
 }
