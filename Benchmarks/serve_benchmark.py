@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tiles per second and latency of `tessera serve` against iipsrv on the same pyramidal TIFF, under wrk.
 
-    Benchmarks/serve_benchmark.py [--size 100mp|quick] [--duration 20] [--connections 64,256] [--markdown]
+    Benchmarks/serve_benchmark.py [--size 100mp|1gp|quick] [--duration 20] [--connections 64,256] [--markdown]
                                   [--tessera PATH]
     Benchmarks/serve_benchmark.py --jp2 [...]   # the same tiles from the sample as a JP2, tessera with --no-cache
     Benchmarks/serve_benchmark.py --deployment [...]  # one instance, against three behind nginx (deploy/nginx/)
@@ -50,8 +50,12 @@ TESSERA_PORT, LIGHTTPD_PORT, FCGI_PORT = 18080, 18081, 18082
 INSTANCE_PORTS, NGINX_PORT = (18083, 18084, 18085), 18086
 
 
+# The sample's size for each --size, in megapixels.
+MEGAPIXELS = {"quick": 4, "100mp": 100, "1gp": 1000}
+
+
 def pyramid(size):
-    jpeg = make_sample.cached_sample(WORK_DIR, {"quick": 4, "100mp": 100}[size])
+    jpeg = make_sample.cached_sample(WORK_DIR, MEGAPIXELS[size])
     tiff = jpeg.replace(".jpg", "-pyramid.tif")
     if not os.path.exists(tiff):
         subprocess.run(["vips", "tiffsave", jpeg, tiff, "--tile", "--pyramid", "--compression", "jpeg", "--Q", "75",
@@ -264,7 +268,7 @@ def remote_main(args, tiff, paths, width, height):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--size", default="100mp", choices=["quick", "100mp"])
+    parser.add_argument("--size", default="100mp", choices=list(MEGAPIXELS))
     parser.add_argument("--duration", type=int, default=20)
     parser.add_argument("--connections", default="64,256")
     parser.add_argument("--markdown", action="store_true")
@@ -277,10 +281,10 @@ def main():
                         help="Tessera over the TIFF's file against Tessera over nginx by byte ranges")
     args = parser.parse_args()
     if args.jp2:
-        tiff = make_sample.cached_jp2(make_sample.cached_sample(WORK_DIR, {"quick": 4, "100mp": 100}[args.size]), "opj")
+        tiff = make_sample.cached_jp2(make_sample.cached_sample(WORK_DIR, MEGAPIXELS[args.size]), "opj")
     else:
         tiff = pyramid(args.size)
-    width, height = make_sample.dimensions({"quick": 4, "100mp": 100}[args.size])
+    width, height = make_sample.dimensions(MEGAPIXELS[args.size])
     paths = tile_paths(width, height)
     random.Random(1).shuffle(paths)
     if args.remote:
