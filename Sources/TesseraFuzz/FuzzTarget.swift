@@ -36,12 +36,16 @@ struct FuzzTarget: Sendable {
         }
     }
 
-    /// `IncrementalImageSource` fed the bytes in chunks whose sizes come from the first byte, asking for an image
-    /// after every chunk.
+    /// `IncrementalImageSource` fed the bytes in chunks whose sizes come from the first byte (at most 64 chunks:
+    /// each asks for an image, which re-decodes what has arrived), asking for an image after every chunk. As in
+    /// `image`, an image whose header says it is over `decodedPixels` is not decoded: the formats decoded whole
+    /// decode it at the first update.
     static let incremental = FuzzTarget(name: "incremental", summary: "the incremental decoders fed in chunks") { bytes in
         guard let first = bytes.first else { return }
         let data = Array(bytes.dropFirst())
-        let chunk = 1 + Int(first) * 7
+        if let whole = try? ImageSource(bytes: data, name: "fuzz"),
+           whole.properties.size.width * whole.properties.size.height > decodedPixels { return }
+        let chunk = max(1 + Int(first) * 7, (data.count + 63) / 64)
         let source = IncrementalImageSource(name: "fuzz", budget: MemoryBudget(limit: 64 << 20))
         var end = 0
         repeat {
