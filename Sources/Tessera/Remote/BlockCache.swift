@@ -9,7 +9,7 @@ import Synchronization
 public final class BlockCache: @unchecked Sendable {
     /// A block of one version of one file.
     struct Key: Hashable {
-        /// The file, its version and its block size (`RemoteFile`'s name for them).
+        /// The file, its version, its size and its block size (`RemoteFile`'s name for them).
         var file: String
         var index: Int
         /// Whether `file` names a version the server gave (ETag or Last-Modified), so the block may outlive this

@@ -79,7 +79,7 @@ public final class RemoteFile: @unchecked Sendable {
     private let address: RemoteURL
     private let fetcher: any HTTPFetching
     private let cache: BlockCache
-    /// How the cache names this version of this file and its block size.
+    /// How the cache names this version of this file, its size and its block size.
     private let cacheName: String
     /// The whole file, from a server without ranges.
     private let whole: [UInt8]?
@@ -129,7 +129,7 @@ public final class RemoteFile: @unchecked Sendable {
             throw TesseraError.http(url: url, detail: response.statusLine)
         }
         cacheName = (version == .unknown ? url + "\n" + UUID().uuidString : url + "\n" + version.description)
-            + "\nblocks of \(self.blockSize)"
+            + "\n\(byteCount) bytes in blocks of \(self.blockSize)"
         if servesRanges, byteCount > 0 { store(block: 0, response.body) }
     }
 
