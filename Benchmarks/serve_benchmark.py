@@ -19,7 +19,8 @@ warm-up pass, so the tiles repeat).
 With `--remote` the peer is Tessera itself: `serve FILE` against `serve --source-url` reading the same TIFF by byte
 ranges from Debian's nginx (Tests/peers/daemons.py's static host): one cold pass over every tile (16 clients, a fresh
 server, range requests and bytes counted in nginx's access log), then wrk with the block cache warm, and the remote
-server's peak resident memory (VmHWM).
+server's peak resident memory (VmHWM); then the cold pass twice more by ranges, each a fresh server given one
+`--block-cache-folder`: the first fills it, the second (a later process) reads its blocks from it.
 Needs wrk, lighttpd, spawn-fcgi and iipimage-server (Debian packages); `--remote` and `--deployment` need wrk and
 nginx only."""
 import argparse
@@ -48,6 +49,7 @@ IIPSRV = "/usr/lib/iipimage-server/iipsrv.fcgi"
 TILE = 256
 TESSERA_PORT, LIGHTTPD_PORT, FCGI_PORT = 18080, 18081, 18082
 INSTANCE_PORTS, NGINX_PORT = (18083, 18084, 18085), 18086
+FOLDER_PORT = 18087
 
 
 # The sample's size for each --size, in megapixels.
@@ -217,6 +219,24 @@ def peak_memory(pid):
         return int(re.search(r"VmHWM:\s+(\d+) kB", status.read()).group(1)) / 1024
 
 
+def block_folder_pass(args, host, name, paths, blocks, run):
+    """One cold pass of a fresh `serve --source-url` with `--block-cache-folder blocks`: its row, and the range
+    requests and bytes nginx logged for it (the open's included)."""
+    before = ranges_logged(host, name)
+    server = subprocess.Popen([args.tessera, "serve", "--source-url", f"{host.base}/{{id}}", "--port", str(FOLDER_PORT),
+                               "--quiet", "--no-cache", "--block-cache-folder", blocks],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        base = f"http://127.0.0.1:{FOLDER_PORT}/iiif/{name}/"
+        wait_for(base + "info.json")
+        rate, p99, failures = cold_pass(base, paths)
+    finally:
+        daemons.stop(server)
+    print(f"  nginx, block folder {run}: {rate:.0f} tiles/s, p99 {p99:.1f} ms", file=sys.stderr)
+    logged = tuple(now - then for now, then in zip(ranges_logged(host, name), before))
+    return ("nginx, block folder", run, 16, rate, "-", f"{p99:.1f}ms", failures), logged
+
+
 def remote_main(args, tiff, paths, width, height):
     """Tessera serving the TIFF from its file and from nginx by byte ranges, side by side."""
     name, folder = os.path.basename(tiff), tempfile.mkdtemp(prefix="tessera-remote-bench-")
@@ -244,6 +264,9 @@ def remote_main(args, tiff, paths, width, height):
                 rows.append((label, "warm, wrk", connections, rate, p50, p99, errors))
                 print(f"  {label} warm, {connections} connections: {rate:.0f} tiles/s, p99 {p99}", file=sys.stderr)
         memory = peak_memory(remote.pid), peak_memory(local.pid)
+        folder_passes = [block_folder_pass(args, host, name, paths, os.path.join(folder, "blocks"), run)
+                         for run in ["cold, folder empty", "cold, from folder"]]
+        rows += [row for row, _ in folder_passes]
     finally:
         daemons.stop(local)
         daemons.stop(remote)
@@ -254,7 +277,10 @@ def remote_main(args, tiff, paths, width, height):
           f" {sent / len(paths) / 1024:.1f} KiB fetched per tile ({sent >> 20} MiB in all)")
     print(f"peak resident memory (VmHWM): remote serve {memory[0]:.0f} MiB, local serve {memory[1]:.0f} MiB"
           " (block cache budget 256 MiB)")
+    for row, (folder_requests, folder_sent) in folder_passes:
+        print(f"{row[1]}: {folder_requests} range requests, {folder_sent >> 20} MiB fetched")
     by = {(row[0], row[1], row[2]): row[3] for row in rows}
+    by.update({("local file", row[1], row[2]): by[("local file", "cold, one pass", 16)] for row, _ in folder_passes})
     header = ["read from", "run", "connections", "tiles/s", "p50", "p99", "non-2xx", "remote/local"]
     if args.markdown:
         print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))

@@ -5,7 +5,7 @@ struct CommandSpec: Sendable {
     let usage: String
     let summary: String
     let details: String
-    /// The command's own options, in the order help lists them; `CommonOptions.all` follow.
+    /// The command's own options, in the order help lists them; `RemoteOptions.all` and `CommonOptions.all` follow.
     let options: [any OptionDeclaration]
     /// Old option names the command refuses, each with the name that replaced it.
     let renamed: [String: String]
@@ -20,8 +20,8 @@ struct CommandSpec: Sendable {
         self.renamed = renamed
     }
 
-    /// The command's options and the common ones.
-    var allOptions: [any OptionDeclaration] { options + CommonOptions.all }
+    /// The command's options, the remote inputs' and the common ones.
+    var allOptions: [any OptionDeclaration] { options + RemoteOptions.all + CommonOptions.all }
 
     /// The `--help` text: usage, summary, details, then one line per option with its accepted values and default.
     var help: String {

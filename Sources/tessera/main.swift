@@ -56,6 +56,7 @@ func handleSignals() -> [any DispatchSourceSignal] {
             return .success
         }
         defer { if parsed[CommonOptions.stats] { stats.report() } }
+        try RemoteOptions.install(parsed)
         try command.run(parsed)
         return .success
     } catch let error as UsageError {

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import Tessera
 import TesseraViewer
@@ -85,6 +86,23 @@ import TesseraViewer
             #expect(spec.renamed.keys.allSatisfy { !names.contains($0) })
             #expect(spec.help.hasPrefix("usage: tessera \(spec.name)"))
         }
+    }
+
+    @Test func theBlockCacheOptionsSetUpTheSharedCache() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("blocks-\(UInt64.random(in: 0...UInt64.max))").path
+        defer {
+            BlockCache.share(BlockCache(budget: BlockCache.defaultBudget))
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+        let plain = try Arguments(["a"], spec: InfoCommand.spec)
+        #expect(plain[RemoteOptions.memory] == BlockCache.defaultBudget && plain[RemoteOptions.folder] == nil)
+        #expect(plain[RemoteOptions.folderSize] == BlockFolder.defaultLimit)
+        let given = try Arguments(["--block-cache", "64M", "--block-cache-folder", folder, "--block-cache-folder-size", "1G"],
+                                  spec: ServeCommand.spec)
+        try RemoteOptions.install(given)
+        #expect(BlockCache.shared.budget == 64 << 20)
+        #expect(BlockCache.shared.folder?.path == folder && BlockCache.shared.folder?.limit == 1 << 30)
+        #expect(FileManager.default.fileExists(atPath: folder))
     }
 
     @Test func threadsDefaultToTheCoresEverywhere() throws {

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 @testable import Tessera
 
-/// A web server in memory for `RemoteFile`: byte ranges, ETags, `If-Match` and `If-Range` as nginx answers them,
-/// and the requests it was sent.
+/// A web server in memory for `RemoteFile`: byte ranges, ETags (none when empty), `If-Match` and `If-Range` as
+/// nginx answers them, and the requests it was sent.
 private final class FakeServer: HTTPFetching, @unchecked Sendable {
     private let lock = NSLock()
     private var bytes: [UInt8]
@@ -32,7 +32,7 @@ private final class FakeServer: HTTPFetching, @unchecked Sendable {
             requests.append(request)
             return (self.bytes, self.etag)
         }
-        var headers = ["etag": etag]
+        var headers = etag.isEmpty ? [:] : ["etag": etag]
         if missing { return HTTPResponse(status: 404, reason: "Not Found", headers: [:], body: []) }
         if request.method == .head { return HTTPResponse(status: 200, reason: "OK", headers: headers, body: []) }
         let condition = { (name: String) in request.headers.first { $0.name == name }?.value }
@@ -161,6 +161,87 @@ private final class FakeServer: HTTPFetching, @unchecked Sendable {
         #expect(cache.byteCount <= 10_000)
         #expect(cache.block(BlockCache.Key(file: "f", index: 99)) != nil)
         #expect(cache.block(BlockCache.Key(file: "f", index: 0)) == nil)
+    }
+
+    /// A new cache over the block folder at `path`, as a new process would make.
+    private func cache(folder path: String, limit: Int = 64 << 20) throws -> BlockCache {
+        BlockCache(budget: 64 << 20, folder: try BlockFolder(path: path, limit: limit))
+    }
+
+    private func blockFiles(_ folder: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".block") }.sorted()
+    }
+
+    @Test func blocksComeFromTheFolderOnASecondOpenWithoutRequests() throws {
+        let folder = try TestImages.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let server = FakeServer(content)
+        #expect(try open(server, cache: cache(folder: folder)).read(at: 0, count: content.count) == content)
+        let fetched = server.rangeRequests
+        #expect(try blockFiles(folder).count == (content.count + (16 << 10) - 1) / (16 << 10))
+        let again = try open(server, cache: cache(folder: folder))
+        #expect(try again.read(at: 0, count: content.count) == content)
+        #expect(server.rangeRequests == fetched + 1, "the open, and every block from the folder")
+    }
+
+    @Test func anotherVersionOrBlockSizeMissesTheFolder() throws {
+        let folder = try TestImages.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let server = FakeServer(content)
+        _ = try open(server, cache: cache(folder: folder)).read(at: 0, count: content.count)
+        let replacement = content.map { $0 ^ 0x33 }
+        server.replace(with: replacement, etag: "\"2\"")
+        var before = server.rangeRequests
+        #expect(try open(server, cache: cache(folder: folder)).read(at: 0, count: content.count) == replacement)
+        #expect(server.rangeRequests > before + 1)
+        before = server.rangeRequests
+        #expect(try open(server, blockSize: 8 << 10, cache: cache(folder: folder)).read(at: 0, count: content.count)
+                == replacement)
+        #expect(server.rangeRequests > before + 1)
+    }
+
+    @Test func aFileWithoutAVersionNeverGoesToTheFolder() throws {
+        let folder = try TestImages.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let server = FakeServer(content, etag: "")
+        let file = try open(server, cache: cache(folder: folder))
+        #expect(file.version == .unknown)
+        #expect(try file.read(at: 0, count: content.count) == content)
+        #expect(try blockFiles(folder).isEmpty)
+    }
+
+    @Test func aTruncatedOrDamagedBlockFileIsRefetched() throws {
+        let folder = try TestImages.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let server = FakeServer(content)
+        _ = try open(server, cache: cache(folder: folder)).read(at: 0, count: content.count)
+        let files = try blockFiles(folder)
+        for (number, name) in files.enumerated() {
+            let path = "\(folder)/\(name)"
+            var bytes = try #require(FileManager.default.contents(atPath: path))
+            if number.isMultiple(of: 2) { bytes.removeLast(bytes.count / 3) } else { bytes[bytes.count - 100] ^= 1 }
+            try bytes.write(to: URL(fileURLWithPath: path))
+        }
+        let before = server.rangeRequests
+        #expect(try open(server, cache: cache(folder: folder)).read(at: 0, count: content.count) == content)
+        #expect(server.rangeRequests > before + 1, "every block fetched again")
+        let fetched = server.rangeRequests
+        #expect(try open(server, cache: cache(folder: folder)).read(at: 0, count: content.count) == content)
+        #expect(server.rangeRequests == fetched + 1, "the blocks fetched again were written whole")
+    }
+
+    @Test func theBlockFolderStaysWithinItsLimit() throws {
+        let path = try TestImages.folder()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let folder = try BlockFolder(path: path, limit: 100_000)
+        for index in 0..<60 {
+            folder.store(BlockCache.Key(file: "f", index: index, isVersioned: true), [UInt8](repeating: 7, count: 10_000))
+            #expect(folder.byteCount <= 100_000)
+        }
+        #expect(try blockFiles(path).count >= 5)
+        let survivor = try #require(try blockFiles(path).first)
+        let index = try #require((0..<60).first { folder.file(of: BlockCache.Key(file: "f", index: $0)) == "\(path)/\(survivor)" })
+        #expect(folder.block(BlockCache.Key(file: "f", index: index)) == [UInt8](repeating: 7, count: 10_000))
     }
 
     @Test(arguments: ["jpg", "png"])

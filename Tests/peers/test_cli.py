@@ -43,7 +43,8 @@ def test_every_command_has_help_with_its_defaults(tessera, command):
         result = run(tessera, command, flag)
         assert result.returncode == 0, result.stderr
         assert result.stdout.startswith(f"usage: tessera {command}")
-        for common in ["--stats", "--memory-limit SIZE", "(default 1G)", "-h, --help"]:
+        for common in ["--stats", "--memory-limit SIZE", "(default 1G)", "-h, --help", "--block-cache SIZE",
+                       "(default 256M)", "--block-cache-folder DIR", "--block-cache-folder-size SIZE", "(default 4G)"]:
             assert common in result.stdout
         for shown in HELP_DEFAULTS[command]:
             assert shown in result.stdout, shown

@@ -178,6 +178,41 @@ def test_tiles_of_a_remote_pyramidal_tiff_cost_at_most_1_2_range_requests_each_c
         stop(process)
 
 
+@pytest.mark.parametrize("name", ["vips.tif", "plain.jpg"])
+def test_a_second_run_reads_its_blocks_from_the_block_cache_folder(tessera, site, tmp_path, name):
+    """Blocks kept in --block-cache-folder outlive the run: the same region again costs only the open's request
+    (which learns the ETag the blocks are kept under), and gives the same bytes."""
+    _, host = site
+    url, blocks = f"{host.base}/{name}", tmp_path / "blocks"
+    counts = []
+    for run_number in range(2):
+        before = requests_in_log(host, name)
+        result = run(tessera, "region", url, tmp_path / f"run{run_number}.png", "--rect", "700,1300,900,650",
+                     "--block-cache-folder", blocks)
+        assert result.returncode == 0, result.stderr
+        counts.append(requests_in_log(host, name) - before)
+    assert counts[0] > 1 and counts[1] == 1, counts
+    assert (tmp_path / "run0.png").read_bytes() == (tmp_path / "run1.png").read_bytes()
+    assert any(path.suffix == ".block" for path in blocks.iterdir())
+
+
+def test_processes_sharing_a_block_cache_folder_write_it_whole(tessera, site, tmp_path):
+    """Two runs filling one --block-cache-folder at once each give the region; a third finds every block whole."""
+    _, host = site
+    url, blocks = f"{host.base}/ours.tif", tmp_path / "blocks"
+    arguments = ["--rect", "100,200,2800,1700", "--block-cache-folder", str(blocks)]
+    runs = [subprocess.Popen([tessera, "region", url, tmp_path / f"run{number}.png", *arguments],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for number in range(2)]
+    for process in runs:
+        _, error = process.communicate(timeout=120)
+        assert process.returncode == 0, error
+    before = requests_in_log(host, "ours.tif")
+    result = run(tessera, "region", url, tmp_path / "run2.png", *arguments)
+    assert result.returncode == 0, result.stderr
+    assert requests_in_log(host, "ours.tif") - before == 1
+    assert len({(tmp_path / f"run{number}.png").read_bytes() for number in range(3)}) == 1
+
+
 def test_a_file_replaced_while_served_is_detected_and_opened_afresh(tessera, site, tmp_path):
     folder, host = site
     shutil.copy(folder / "vips.tif", folder / "changing.tif")

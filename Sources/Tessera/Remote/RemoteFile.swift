@@ -79,7 +79,7 @@ public final class RemoteFile: @unchecked Sendable {
     private let address: RemoteURL
     private let fetcher: any HTTPFetching
     private let cache: BlockCache
-    /// How the cache names this version of this file.
+    /// How the cache names this version of this file, its size and its block size.
     private let cacheName: String
     /// The whole file, from a server without ranges.
     private let whole: [UInt8]?
@@ -128,7 +128,8 @@ public final class RemoteFile: @unchecked Sendable {
         default:
             throw TesseraError.http(url: url, detail: response.statusLine)
         }
-        cacheName = version == .unknown ? url + "\n" + UUID().uuidString : url + "\n" + version.description
+        cacheName = (version == .unknown ? url + "\n" + UUID().uuidString : url + "\n" + version.description)
+            + "\n\(byteCount) bytes in blocks of \(self.blockSize)"
         if servesRanges, byteCount > 0 { store(block: 0, response.body) }
     }
 
@@ -210,7 +211,9 @@ public final class RemoteFile: @unchecked Sendable {
 
     // MARK: - Blocks
 
-    private func key(_ index: Int) -> BlockCache.Key { BlockCache.Key(file: cacheName, index: index) }
+    private func key(_ index: Int) -> BlockCache.Key {
+        BlockCache.Key(file: cacheName, index: index, isVersioned: version != .unknown)
+    }
 
     private func store(block index: Int, _ bytes: [UInt8]) { cache.store(key(index), bytes) }
 
