@@ -3,10 +3,6 @@ import Testing
 @testable import Tessera
 @testable import TesseraServer
 
-// Tessera's HTTP client has types of the same names.
-private typealias HTTPRequest = TesseraServer.HTTPRequest
-private typealias HTTPResponse = TesseraServer.HTTPResponse
-
 @Suite final class IIIFServiceTests {
     let folder = NSTemporaryDirectory() + "tessera-service-\(UUID().uuidString)"
 
@@ -31,11 +27,11 @@ private typealias HTTPResponse = TesseraServer.HTTPResponse
         return path
     }
 
-    private func get(_ service: IIIFService, _ path: String) -> TesseraServer.HTTPResponse {
+    private func get(_ service: IIIFService, _ path: String) -> HTTPResponse {
         service.handle(HTTPRequest(method: "GET", path: path, headers: ["host": "example.org"]))
     }
 
-    private func pixels(_ response: TesseraServer.HTTPResponse) throws -> ImageBuffer {
+    private func pixels(_ response: HTTPResponse) throws -> ImageBuffer {
         #expect(response.status == 200)
         return try ImageSource(bytes: response.body).makeReader().readAll()
     }

@@ -3,10 +3,6 @@ import Testing
 import Tessera
 @testable import TesseraServer
 
-// Tessera's HTTP client has types of the same names.
-private typealias HTTPRequest = TesseraServer.HTTPRequest
-private typealias HTTPResponse = TesseraServer.HTTPResponse
-
 /// Routing of `tessera serve` (Site) and the viewer's files (ViewerAssets): what each path answers, media types,
 /// validators, and that nothing outside the viewer's folder is ever served.
 @Suite final class SiteTests {
@@ -39,11 +35,11 @@ private typealias HTTPResponse = TesseraServer.HTTPResponse
              viewer: viewer ? try ViewerAssets(folder: web) : nil)
     }
 
-    private func get(_ path: String, from site: Site, headers: [String: String] = [:]) -> TesseraServer.HTTPResponse {
+    private func get(_ path: String, from site: Site, headers: [String: String] = [:]) -> HTTPResponse {
         site.handle(HTTPRequest(method: "GET", path: path, headers: headers))
     }
 
-    private func header(_ name: String, of response: TesseraServer.HTTPResponse) -> String? {
+    private func header(_ name: String, of response: HTTPResponse) -> String? {
         response.headers.first { $0.0 == name }?.1
     }
 

@@ -10,7 +10,7 @@ private final class FakeServer: HTTPFetching, @unchecked Sendable {
     private var etag: String
     var servesRanges = true
     var missing = false
-    private(set) var requests: [HTTPRequest] = []
+    private(set) var requests: [HTTPClient.Request] = []
 
     init(_ bytes: [UInt8], etag: String = "\"1\"") {
         self.bytes = bytes
@@ -27,22 +27,22 @@ private final class FakeServer: HTTPFetching, @unchecked Sendable {
 
     var rangeRequests: Int { lock.withLock { requests.filter { $0.range != nil }.count } }
 
-    func send(_ request: HTTPRequest) throws -> HTTPResponse {
+    func send(_ request: HTTPClient.Request) throws -> HTTPClient.Response {
         let (bytes, etag) = lock.withLock {
             requests.append(request)
             return (self.bytes, self.etag)
         }
         var headers = etag.isEmpty ? [:] : ["etag": etag]
-        if missing { return HTTPResponse(status: 404, reason: "Not Found", headers: [:], body: []) }
-        if request.method == .head { return HTTPResponse(status: 200, reason: "OK", headers: headers, body: []) }
+        if missing { return HTTPClient.Response(status: 404, reason: "Not Found", headers: [:], body: []) }
+        if request.method == .head { return HTTPClient.Response(status: 200, reason: "OK", headers: headers, body: []) }
         let condition = { (name: String) in request.headers.first { $0.name == name }?.value }
         if let match = condition("If-Match"), match != etag {
-            return HTTPResponse(status: 412, reason: "Precondition Failed", headers: headers, body: [])
+            return HTTPClient.Response(status: 412, reason: "Precondition Failed", headers: headers, body: [])
         }
         var body = bytes, status = 200
         if servesRanges, let range = request.range, condition("If-Range").map({ $0 == etag }) ?? true {
             guard range.lowerBound < bytes.count else {
-                return HTTPResponse(status: 416, reason: "Range Not Satisfiable",
+                return HTTPClient.Response(status: 416, reason: "Range Not Satisfiable",
                                     headers: ["content-range": "bytes */\(bytes.count)"], body: [])
             }
             let end = min(bytes.count, range.upperBound)
@@ -53,7 +53,7 @@ private final class FakeServer: HTTPFetching, @unchecked Sendable {
         if let limit = request.bodyLimit, body.count > limit {
             throw TesseraError.memoryLimit(path: request.url, needed: body.count, limit: limit, purpose: "the answer")
         }
-        return HTTPResponse(status: status, reason: status == 206 ? "Partial Content" : "OK", headers: headers, body: body)
+        return HTTPClient.Response(status: status, reason: status == 206 ? "Partial Content" : "OK", headers: headers, body: body)
     }
 }
 

@@ -42,7 +42,7 @@ import Testing
     }()
 
     /// Sends `request` to a fresh listener (its URL's `PORT` replaced by the listener's) and returns what arrived.
-    private func recorded(_ request: HTTPRequest) throws -> LoopbackRecorder.Request {
+    private func recorded(_ request: HTTPClient.Request) throws -> LoopbackRecorder.Request {
         let listener = try LoopbackRecorder()
         defer { listener.stop() }
         var request = request
@@ -81,9 +81,9 @@ import Testing
                                          secretKey: scope.credentials["secretKey"]!, sessionToken: vector.sessionToken)
         // The vector's host is signed from the Host header given; the fixed date from the X-Amz-Date given, which
         // libcurl uses instead of its clock. The S3 vector's Range is a header here, so that it is signed as there.
-        let headers = [HTTPHeader("Host", scope.host), HTTPHeader("X-Amz-Date", scope.date)]
-            + vector.headers.map { HTTPHeader($0[0], $0[1]) }
-        let request = try recorded(HTTPRequest(
+        let headers = [HTTPClient.Header("Host", scope.host), HTTPClient.Header("X-Amz-Date", scope.date)]
+            + vector.headers.map { HTTPClient.Header($0[0], $0[1]) }
+        let request = try recorded(HTTPClient.Request(
             url: "http://127.0.0.1:PORT\(vector.target)", headers: headers,
             signing: AWSSigning(credentials: credentials, region: scope.region, service: scope.service)))
         #expect(request.values("Authorization") == [vector.authorization])
@@ -119,7 +119,7 @@ import Testing
             + "&X-Amz-Signature=abc"
         let signing = AWSSigning(credentials: AWSCredentials(accessKey: "AKIDEXAMPLE", secretKey: "secret"),
                                  region: "us-east-1")
-        let request = try recorded(HTTPRequest(url: presigned, signing: signing))
+        let request = try recorded(HTTPClient.Request(url: presigned, signing: signing))
         #expect(request.values("Authorization").isEmpty)
         #expect(request.values("x-amz-content-sha256").isEmpty)
         #expect(request.target.hasSuffix("X-Amz-Credential=A%2F1&X-Amz-Signature=abc"), "the query as it was")

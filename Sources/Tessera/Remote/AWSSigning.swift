@@ -24,11 +24,11 @@ public struct AWSSigning: Sendable, Equatable {
 
     /// The headers to send beside `headers` so that they are signed too: the session token, and for S3 the
     /// `x-amz-content-sha256` every S3 request must carry (libcurl 7.88 adds neither).
-    func extraHeaders(beside headers: [HTTPHeader]) -> [HTTPHeader] {
-        var extra: [HTTPHeader] = []
-        if let token = credentials.sessionToken { extra.append(HTTPHeader("X-Amz-Security-Token", token)) }
+    func extraHeaders(beside headers: [HTTPClient.Header]) -> [HTTPClient.Header] {
+        var extra: [HTTPClient.Header] = []
+        if let token = credentials.sessionToken { extra.append(HTTPClient.Header("X-Amz-Security-Token", token)) }
         if service == "s3" && !headers.contains(where: { $0.name.lowercased() == "x-amz-content-sha256" }) {
-            extra.append(HTTPHeader("x-amz-content-sha256", Self.emptyPayloadHash))
+            extra.append(HTTPClient.Header("x-amz-content-sha256", Self.emptyPayloadHash))
         }
         return extra
     }

@@ -2,59 +2,6 @@ import CCurl
 import CCurlShims
 import Foundation
 
-/// One request to a web server: a GET or HEAD of `url`, optionally of one byte range, with extra headers.
-public struct HTTPRequest: Sendable {
-    /// The two methods Tessera reads with.
-    public enum Method: String, Sendable { case get = "GET", head = "HEAD" }
-
-    public var url: String
-    public var method: Method
-    /// The bytes asked for (`Range: bytes=lower-(upper-1)`), or nil for the whole resource.
-    public var range: Range<Int>?
-    /// Extra request headers, in order, as `name: value` pairs (e.g. `If-Match`).
-    public var headers: [HTTPHeader]
-    /// How the request is signed (by libcurl), or nil to send it unsigned. A URL that carries its own signature
-    /// (presigned: `X-Amz-Signature` in its query) is never signed again.
-    public var signing: AWSSigning?
-    /// The largest body accepted for this request, in bytes, when smaller than the client's own limit.
-    public var bodyLimit: Int?
-
-    public init(url: String, method: Method = .get, range: Range<Int>? = nil, headers: [HTTPHeader] = [],
-                signing: AWSSigning? = nil, bodyLimit: Int? = nil) {
-        self.url = url
-        self.method = method
-        self.range = range
-        self.headers = headers
-        self.signing = signing
-        self.bodyLimit = bodyLimit
-    }
-}
-
-/// A header field of a request.
-public struct HTTPHeader: Sendable, Equatable {
-    public var name: String
-    public var value: String
-    public init(_ name: String, _ value: String) {
-        self.name = name
-        self.value = value
-    }
-}
-
-/// What a server answered: the final status (after redirects), its reason phrase, the headers (names
-/// lowercased, the last value of a repeated one) and the body.
-public struct HTTPResponse: Sendable {
-    public var status: Int
-    public var reason: String
-    public var headers: [String: String]
-    public var body: [UInt8]
-
-    /// The value of the header `name` (any case), if the server sent it.
-    public func header(_ name: String) -> String? { headers[name.lowercased()] }
-
-    /// `404 Not Found`: how error messages name the status.
-    public var statusLine: String { reason.isEmpty ? "HTTP \(status)" : "HTTP \(status) \(reason)" }
-}
-
 /// The one HTTP client of Tessera, over libcurl: TLS, HTTP/2 where the server offers it, keep-alive (each
 /// pooled handle keeps its connections), redirects, the usual proxy variables (`https_proxy`, `no_proxy`),
 /// timeouts, and retries with exponential back-off on timeouts, dropped connections, 429 and 5xx answers.
@@ -98,7 +45,7 @@ public final class HTTPClient: HTTPFetching, @unchecked Sendable {
     /// Sends `request`, retrying what is worth retrying, and returns the final answer whatever its status.
     /// Throws `TesseraError.http` naming the URL when no answer came (unreachable, timed out, reset), and
     /// `TesseraError.memoryLimit` when the body is over the request's or the client's limit.
-    public func send(_ request: HTTPRequest) throws -> HTTPResponse {
+    public func send(_ request: Request) throws -> Response {
         var wait = configuration.firstBackoff
         for attempt in 1...max(1, configuration.attempts) {
             let last = attempt == max(1, configuration.attempts)
@@ -115,7 +62,7 @@ public final class HTTPClient: HTTPFetching, @unchecked Sendable {
     }
 
     /// Sends `request` and returns the answer if its status is 2xx; otherwise throws naming the URL and status.
-    public func fetch(_ request: HTTPRequest) throws -> HTTPResponse {
+    public func fetch(_ request: Request) throws -> Response {
         let response = try send(request)
         guard (200..<300).contains(response.status) else {
             throw TesseraError.http(url: request.url, detail: response.statusLine)
@@ -124,7 +71,7 @@ public final class HTTPClient: HTTPFetching, @unchecked Sendable {
     }
 
     /// The whole resource at `url` (2xx only).
-    public func get(_ url: String) throws -> HTTPResponse { try fetch(HTTPRequest(url: url)) }
+    public func get(_ url: String) throws -> Response { try fetch(Request(url: url)) }
 
     private static func retried(status: Int) -> Bool { status == 429 || (500...599).contains(status) && status != 501 }
 
@@ -134,7 +81,7 @@ public final class HTTPClient: HTTPFetching, @unchecked Sendable {
         var retryable: Bool
     }
 
-    private func perform(_ request: HTTPRequest) throws -> HTTPResponse {
+    private func perform(_ request: Request) throws -> Response {
         guard let handle = takeHandle() else {
             throw TransferFailure(message: "libcurl could not make a handle", retryable: false)
         }
@@ -161,7 +108,7 @@ public final class HTTPClient: HTTPFetching, @unchecked Sendable {
         }
         var status = 0
         _ = tessera_curl_info_long(handle, CURLINFO_RESPONSE_CODE, &status)
-        return HTTPResponse(status: status, reason: transfer.reason, headers: transfer.headers, body: transfer.body)
+        return Response(status: status, reason: transfer.reason, headers: transfer.headers, body: transfer.body)
     }
 
     private static func retryable(_ code: CURLcode) -> Bool {
@@ -169,7 +116,7 @@ public final class HTTPClient: HTTPFetching, @unchecked Sendable {
          CURLE_PARTIAL_FILE, CURLE_HTTP2, CURLE_HTTP2_STREAM].contains(code)
     }
 
-    private func configure(_ handle: UnsafeMutableRawPointer, for request: HTTPRequest, transfer: Transfer,
+    private func configure(_ handle: UnsafeMutableRawPointer, for request: Request, transfer: Transfer,
                            headers: inout UnsafeMutablePointer<curl_slist>?, errors: UnsafeMutablePointer<CChar>?) {
         let signing = AWSSigning.isPresigned(request.url) ? nil : request.signing
         _ = tessera_curl_set_string(handle, CURLOPT_URL,
@@ -183,7 +130,9 @@ public final class HTTPClient: HTTPFetching, @unchecked Sendable {
         _ = tessera_curl_set_string(handle, CURLOPT_USERAGENT, configuration.userAgent)
         _ = tessera_curl_set_pointer(handle, CURLOPT_ERRORBUFFER, errors)
         if request.method == .head { _ = tessera_curl_set_long(handle, CURLOPT_NOBODY, 1) }
-        if let range = request.range { _ = tessera_curl_set_string(handle, CURLOPT_RANGE, "\(range.lowerBound)-\(range.upperBound - 1)") }
+        if let range = request.range {
+            _ = tessera_curl_set_string(handle, CURLOPT_RANGE, "\(range.lowerBound)-\(range.upperBound - 1)")
+        }
         var fields = request.headers
         if let signing {
             _ = tessera_curl_set_string(handle, CURLOPT_AWS_SIGV4, "aws:amz:\(signing.region):\(signing.service)")
@@ -254,5 +203,60 @@ private final class Transfer {
             headers[name] = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
         return line.count
+    }
+}
+
+extension HTTPClient {
+    /// One request to a web server: a GET or HEAD of `url`, optionally of one byte range, with extra headers.
+    public struct Request: Sendable {
+        /// The two methods Tessera reads with.
+        public enum Method: String, Sendable { case get = "GET", head = "HEAD" }
+
+        public var url: String
+        public var method: Method
+        /// The bytes asked for (`Range: bytes=lower-(upper-1)`), or nil for the whole resource.
+        public var range: Range<Int>?
+        /// Extra request headers, in order, as `name: value` pairs (e.g. `If-Match`).
+        public var headers: [Header]
+        /// How the request is signed (by libcurl), or nil to send it unsigned. A URL that carries its own signature
+        /// (presigned: `X-Amz-Signature` in its query) is never signed again.
+        public var signing: AWSSigning?
+        /// The largest body accepted for this request, in bytes, when smaller than the client's own limit.
+        public var bodyLimit: Int?
+
+        public init(url: String, method: Method = .get, range: Range<Int>? = nil, headers: [Header] = [],
+                    signing: AWSSigning? = nil, bodyLimit: Int? = nil) {
+            self.url = url
+            self.method = method
+            self.range = range
+            self.headers = headers
+            self.signing = signing
+            self.bodyLimit = bodyLimit
+        }
+    }
+
+    /// A header field of a request.
+    public struct Header: Sendable, Equatable {
+        public var name: String
+        public var value: String
+        public init(_ name: String, _ value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// What a server answered: the final status (after redirects), its reason phrase, the headers (names
+    /// lowercased, the last value of a repeated one) and the body.
+    public struct Response: Sendable {
+        public var status: Int
+        public var reason: String
+        public var headers: [String: String]
+        public var body: [UInt8]
+
+        /// The value of the header `name` (any case), if the server sent it.
+        public func header(_ name: String) -> String? { headers[name.lowercased()] }
+
+        /// `404 Not Found`: how error messages name the status.
+        public var statusLine: String { reason.isEmpty ? "HTTP \(status)" : "HTTP \(status) \(reason)" }
     }
 }

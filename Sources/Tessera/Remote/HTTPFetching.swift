@@ -2,5 +2,5 @@
 /// implements it over libcurl; tests implement it over bytes in memory.
 public protocol HTTPFetching: Sendable {
     /// Sends `request`; throws `TesseraError.http` naming the URL when no answer came.
-    func send(_ request: HTTPRequest) throws -> HTTPResponse
+    func send(_ request: HTTPClient.Request) throws -> HTTPClient.Response
 }

@@ -15,7 +15,7 @@ public final class RemoteFile: @unchecked Sendable {
         case unknown
 
         /// The version a response names, if any (weak ETags cannot validate ranges, so they are passed over).
-        init(_ response: HTTPResponse) {
+        init(_ response: HTTPClient.Response) {
             if let tag = response.header("etag"), !tag.hasPrefix("W/") {
                 self = .etag(tag)
             } else if let date = response.header("last-modified") {
@@ -34,11 +34,11 @@ public final class RemoteFile: @unchecked Sendable {
         }
 
         /// The conditions every range request carries: the server answers 412 (or the whole file) for another version.
-        var conditions: [HTTPHeader] {
+        var conditions: [HTTPClient.Header] {
             switch self {
-            case let .etag(tag): return [HTTPHeader("If-Match", tag), HTTPHeader("If-Range", tag)]
+            case let .etag(tag): return [HTTPClient.Header("If-Match", tag), HTTPClient.Header("If-Range", tag)]
             case let .lastModified(date):
-                return [HTTPHeader("If-Unmodified-Since", date), HTTPHeader("If-Range", date)]
+                return [HTTPClient.Header("If-Unmodified-Since", date), HTTPClient.Header("If-Range", date)]
             case .unknown: return []
             }
         }
@@ -99,7 +99,7 @@ public final class RemoteFile: @unchecked Sendable {
         self.fetcher = fetcher
         self.cache = cache
         self.blockSize = max(1, blockSize)
-        let response: HTTPResponse
+        let response: HTTPClient.Response
         do {
             response = try fetcher.send(address.request(range: 0..<self.blockSize, bodyLimit: budget.limit))
         } catch let TesseraError.memoryLimit(_, needed, limit, _) {
@@ -284,7 +284,7 @@ public final class RemoteFile: @unchecked Sendable {
 
     /// The bytes of `range`, asked for on condition that the file is still the version recorded at open.
     private func fetchRange(_ range: Range<Int>) throws -> [UInt8] {
-        let response: HTTPResponse
+        let response: HTTPClient.Response
         do {
             response = try fetcher.send(address.request(range: range, headers: version.conditions,
                                                         bodyLimit: range.count))

@@ -31,8 +31,8 @@ public struct RemoteURL: Sendable, Equatable {
     }
 
     /// A request for this URL, carrying its signing; `bodyLimit` bounds the answer, in bytes.
-    public func request(_ method: HTTPRequest.Method = .get, range: Range<Int>? = nil,
-                        headers: [HTTPHeader] = [], bodyLimit: Int? = nil) -> HTTPRequest {
-        HTTPRequest(url: url, method: method, range: range, headers: headers, signing: signing, bodyLimit: bodyLimit)
+    public func request(_ method: HTTPClient.Request.Method = .get, range: Range<Int>? = nil,
+                        headers: [HTTPClient.Header] = [], bodyLimit: Int? = nil) -> HTTPClient.Request {
+        HTTPClient.Request(url: url, method: method, range: range, headers: headers, signing: signing, bodyLimit: bodyLimit)
     }
 }
