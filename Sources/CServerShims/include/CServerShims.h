@@ -7,6 +7,8 @@
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
+// epoll_wait is interposed by epoll_drain.c (a call right after one that filled its whole array does not wait).
+#include <sys/epoll.h>
 
 /// Starts a daemon on `address:port` (IPv4, network byte order not needed: host order) with an internal pool of
 /// `threads` polling threads and keep-alive; URLs reach `handler` undecoded so percent-encoded slashes in
