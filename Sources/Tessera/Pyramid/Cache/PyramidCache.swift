@@ -146,15 +146,25 @@ public final class PyramidCache: Sendable {
         guard max(properties.width, properties.height) >= minimumSide, properties.levels.count == 1 else { return nil }
         let base = name(path: path, modified: modified, size: size)
         let file = base + ".tif", preview = base + ".preview.tif"
-        let indexable = Self.indexablePath(of: source)
-        let index = indexable == nil ? nil : base + "." + JPEGEntropyIndex.fileExtension
-        // In index mode the index is checked (loaded, or built) once per process; an image whose index cannot be
-        // built (a damaged scan, a file too small for one) gets pyramids like any other.
-        if mode == .index, let index, let path = indexable, indexes.withLock({ $0[index] }) != false {
-            if indexes.withLock({ $0[index] }) == nil, claim(index, lock: CacheFolder.lock(ofStem: base)) {
-                startIndexBuild(of: path, into: index, lock: CacheFolder.lock(ofStem: base))
+        let index = base + "." + JPEGEntropyIndex.fileExtension
+        // In index mode the index is checked (loaded, or built) once per process; an image that gets none (not a
+        // plain JPEG file, a damaged scan, a file too small for one) gets pyramids like any other.
+        if mode == .index {
+            switch indexes.withLock({ $0[index] }) {
+            case true?:
+                return Pyramids()
+            case nil:
+                guard let path = Self.indexablePath(of: source) else {
+                    indexes.withLock { $0[index] = false }
+                    break
+                }
+                if claim(index, lock: CacheFolder.lock(ofStem: base)) {
+                    startIndexBuild(of: path, into: index, lock: CacheFolder.lock(ofStem: base))
+                }
+                return Pyramids()
+            case false?:
+                break
             }
-            return Pyramids()
         }
         if FileManager.default.fileExists(atPath: file) {
             utime(file, nil)  // most recently used
@@ -168,8 +178,8 @@ public final class PyramidCache: Sendable {
                 return Pyramids(full: file)
             }
             contents.removeTemporaryFiles(ofStem: base)
-            startBuilds(of: source, path: path, file: file, preview: preview, index: index.map { (indexable!, $0) },
-                        lock: lock)
+            startBuilds(of: source, path: path, file: file, preview: preview,
+                        index: Self.indexablePath(of: source).map { ($0, index) }, lock: lock)
         }
         return Pyramids(preview: FileManager.default.fileExists(atPath: preview) ? preview : nil)
     }
