@@ -6,6 +6,7 @@
     Benchmarks/serve_benchmark.py --jp2 [...]   # the same tiles from the sample as a JP2, tessera with --no-cache
     Benchmarks/serve_benchmark.py --deployment [...]  # one instance, against three behind nginx (deploy/nginx/)
     Benchmarks/serve_benchmark.py --remote [...]   # the TIFF served locally and read by ranges from nginx
+    Benchmarks/serve_benchmark.py --never-seen [--before PATH] [...]   # the plain JPEG with an empty cache
 
 The TIFF is libvips' `tiffsave --tile --pyramid --compression jpeg` of the benchmark sample (256-pixel tiles), the
 form iipsrv is built for. The URLs are every tile of every level, in the IIIF form OpenSeadragon asks for them
@@ -21,6 +22,10 @@ ranges from Debian's nginx (Tests/peers/daemons.py's static host): one cold pass
 server, range requests and bytes counted in nginx's access log), then wrk with the block cache warm, and the remote
 server's peak resident memory (VmHWM); then the cold pass twice more by ranges, each a fresh server given one
 `--block-cache-folder`: the first fills it, the second (a later process) reads its blocks from it.
+With `--never-seen` the peer is Tessera itself: `serve` of the sample JPEG (not the TIFF) with an empty cache
+folder, wrk asking the same shuffled tiles of every level from its first request (a 60 s timeout, so slow answers
+count in the latency rather than as socket errors), with `--cache-mode pyramid` and `--cache-mode index`, and with
+`--before PATH`'s binary (an older tessera, its own default) for comparison; each run a fresh server and cache.
 Needs wrk, lighttpd, spawn-fcgi and iipimage-server (Debian packages); `--remote` and `--deployment` need wrk and
 nginx only."""
 import argparse
@@ -133,6 +138,33 @@ end
     socket_errors = re.search(r"Socket errors: (.*)", output)
     return rate, latency.get("50", "-"), latency.get("99", "-"), \
         (int(errors.group(1)) if errors else 0), (socket_errors.group(1) if socket_errors else "none")
+
+
+def never_seen(args, paths, connections_list):
+    """Rows of `tessera serve JPEG` with an empty cache under wrk from its first request, per mode and binary."""
+    jpeg = make_sample.cached_sample(WORK_DIR, {"quick": 4, "100mp": 100}[args.size])
+    name = os.path.basename(jpeg)
+    runs = [(f"tessera --cache-mode {mode}", args.tessera, ["--cache-mode", mode]) for mode in ("pyramid", "index")]
+    if args.before:
+        runs.insert(0, ("tessera before (its default)", args.before, []))
+    rows = []
+    for connections in connections_list:
+        for label, binary, options in runs:
+            folder = tempfile.mkdtemp(prefix="tessera-never-seen-")
+            port = daemons.free_port()
+            server = subprocess.Popen([binary, "serve", jpeg, "--port", str(port), "--quiet", "--cache",
+                                       os.path.join(folder, "cache"), *options],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                daemons.wait_for(lambda: daemons.answers(f"http://127.0.0.1:{port}/health"), 30, "tessera serve")
+                rate, p50, p99, errors, socket_errors = run_wrk(f"http://127.0.0.1:{port}/iiif/{name}/", paths,
+                                                                connections, args.duration, folder, timeout=60)
+            finally:
+                daemons.stop(server)
+            rows.append((label, connections, rate, p50, p99, errors, socket_errors))
+            print(f"  {label}, {connections} connections: {rate:.0f} tiles/s, p50 {p50}, p99 {p99}, "
+                  f"{errors} errors, socket errors {socket_errors}", file=sys.stderr)
+    return rows
 
 
 def deployment(tiff, paths, connections_list, duration, folder, tessera_binary):
@@ -305,7 +337,19 @@ def main():
     parser.add_argument("--decoded-tiles", metavar="BYTES", help="tessera serve's --decoded-tiles (default: its own)")
     parser.add_argument("--remote", action="store_true",
                         help="Tessera over the TIFF's file against Tessera over nginx by byte ranges")
+    parser.add_argument("--never-seen", action="store_true",
+                        help="the plain JPEG with an empty cache, --cache-mode pyramid against index")
+    parser.add_argument("--before", metavar="PATH", help="with --never-seen, an older tessera binary to compare")
     args = parser.parse_args()
+    if args.never_seen:
+        width, height = make_sample.dimensions({"quick": 4, "100mp": 100}[args.size])
+        paths = tile_paths(width, height)
+        random.Random(1).shuffle(paths)
+        load = os.getloadavg()
+        rows = never_seen(args, paths, list(map(int, args.connections.split(","))))
+        print(f"load average before the runs: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+        report(rows, paths, width, height, "never-seen baseline JPEG", args)
+        return
     if args.jp2:
         tiff = make_sample.cached_jp2(make_sample.cached_sample(WORK_DIR, MEGAPIXELS[args.size]), "opj")
     else:

@@ -9,7 +9,8 @@ import TesseraTiling
 ///
 /// A large image that is not a pyramid is slow to read by regions (a JPEG decodes every row above the region),
 /// so, given a `PyramidCache`, the source asks it for a pyramidal TIFF of the image, as `tessera serve` does: the
-/// cache builds one in the background, and once it is there tiles are read from it instead.
+/// cache builds one in the background, and once it is there tiles are read from it instead. A plain JPEG's tiles
+/// are read through its entropy index in the cache meanwhile (or always, in `PyramidCache.Mode.index`).
 public final class ImageFileSource: TileSource {
     public let name: String
     public let contentSize: PixelSize
@@ -45,7 +46,8 @@ public final class ImageFileSource: TileSource {
         let full = Rect(x: region.x * factor, y: region.y * factor,
                         width: min(region.width * factor, contentSize.width - region.x * factor),
                         height: min(region.height * factor, contentSize.height - region.y * factor))
-        let reader = try source().makeReader(ReadOptions(region: full, scale: factor))
+        // A plain JPEG's entropy index, which the cache builds before any pyramid, serves its regions meanwhile.
+        let reader = try source().makeReader(ReadOptions(region: full, scale: factor, entropyIndexFolder: pyramids?.folder))
         return try reader.readAll(name: name)
     }
 

@@ -20,7 +20,9 @@ enum ServeCommand: Command {
             latencies, renders, caches and pyramid builds in Prometheus' text format.
             A large image that is not a pyramid is served by region reads at first while a pyramidal TIFF of it is
             built in the cache, coarse levels first (a preview at 1/8 scale); then its tiles come from the pyramid,
-            most as stored bytes.
+            most as stored bytes. A plain (sequential) JPEG file gets its entropy index first, in one pass, and its
+            tiles are read through it meanwhile: only the blocks a tile covers are decoded. --cache-mode index
+            keeps the index alone: no pyramid is built, every tile a region read through the index.
             GET /stream/{identifier}/{size} sends the image, its longer side at most size pixels (or max), as a
             progressive JPEG while it is encoded (chunked): its first scans arrive before the last is encoded.
             Several servers may share one --cache folder (on one machine or a shared file system): each pyramid is

@@ -23,7 +23,7 @@ enum TileCommand: Command {
             """,
         options: [layout, tileSize, overlap, depth, format, tiffLevels, container, skipBlank, resume, id, threads]
             + [output, from, shard, jobs, force, report, json, summarize]
-            + [ReadingOptions.page, ReadingOptions.partial] + encoding.all)
+            + [ReadingOptions.page, ReadingOptions.partial, PyramidCacheOptions.folder] + encoding.all)
 
     /// The pyramid layouts, by the names `--layout` takes.
     enum Layout: String, CaseIterable, Sendable {

@@ -7,10 +7,13 @@ import Testing
 
     deinit { try? FileManager.default.removeItem(atPath: folder) }
 
-    /// A plain 600x400 JPEG of a gradient, written with Tessera.
-    private func image(_ name: String) throws -> String {
+    /// A plain 600x400 JPEG of a gradient, or of noise (a file large enough for an entropy index), written with
+    /// Tessera.
+    private func image(_ name: String, noise: Bool = false) throws -> String {
         var pixels = ImageBuffer(width: 600, height: 400, format: .rgb8)
-        for index in pixels.bytes.indices { pixels.bytes[index] = UInt8(truncatingIfNeeded: index / 7) }
+        for index in pixels.bytes.indices {
+            pixels.bytes[index] = UInt8(truncatingIfNeeded: noise ? (index &* 2_654_435_761) >> 13 : index / 7)
+        }
         let path = "\(folder)/\(name).jpg"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try ImageWriter.write(BufferReader(pixels), to: path)
@@ -38,6 +41,16 @@ import Testing
         #expect(source.properties.size == Size(width: 600, height: 400))
         #expect(source.properties.levels.count == 3)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder + "/cache").count == 1)
+    }
+
+    @Test func inIndexModeAPlainJPEGGetsItsEntropyIndexAndNoPyramid() throws {
+        let cache = try PyramidCache(folder: folder + "/cache", minimumSide: 1, mode: .index)
+        let path = try image("indexed", noise: true)
+        #expect(try pyramids(cache, path) == PyramidCache.Pyramids())
+        cache.waitUntilIdle()
+        #expect(try pyramids(cache, path) == PyramidCache.Pyramids())
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder + "/cache")
+        #expect(files.count == 1 && files.allSatisfy { $0.hasSuffix("." + JPEGEntropyIndex.fileExtension) })
     }
 
     @Test func aPreviewPyramidAnswersUntilTheFullOneIsBuilt() throws {

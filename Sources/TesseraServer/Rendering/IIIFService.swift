@@ -136,10 +136,14 @@ public final class IIIFService: Sendable {
         let size = image.source.properties.size
         let resolved = try parsed.resolve(for: size, limits: configuration.limits)
         let reduction = IIIFRenderer.reduction(for: resolved)
-        if let cache = configuration.cache, !image.current.isCachedPyramid, image.tiles == nil,
-           image.current.preview == nil, reduction >= PyramidCache.previewFactor,
-           cache.waitForPreview(path: image.cacheKey, modified: image.modified, size: image.size) {
-            image = try images.open(path)
+        if let cache = configuration.cache, !image.current.isCachedPyramid, image.tiles == nil {
+            // A plain JPEG's first requests wait for its entropy index (one pass, built first), then read through
+            // it; coarse ones wait for the preview pyramid too, when one is being built.
+            _ = cache.waitForIndex(path: image.cacheKey, modified: image.modified, size: image.size)
+            if image.current.preview == nil, reduction >= PyramidCache.previewFactor,
+               cache.waitForPreview(path: image.cacheKey, modified: image.modified, size: image.size) {
+                image = try images.open(path)
+            }
         }
         let maxSize = IIIFRequest.maxSize(of: resolved.region.size, limits: configuration.limits, upscale: false)
         let canonicalPath = resolved.canonicalPath(imageSize: size, maxSize: maxSize)

@@ -16,7 +16,20 @@ import Synchronization
 /// others read the image by regions (and the preview, once there) meanwhile and the pyramid once it appears. A
 /// build's temporary files never outlive it: removed when it fails, counted against the limit while it runs,
 /// and, left by a process that died, removed at start-up or when its stale lock is taken over (`CacheFolder`).
+///
+/// A plain sequential JPEG file gets its entropy index (`JPEGEntropyIndex`) first, in one pass on every core,
+/// beside the pyramids: every region of it at every scale is then decoded from the nearest saved state, which is
+/// what its tiles are read from until a pyramid is there. In `Mode.index` such a file gets the index alone and no
+/// pyramid; other images (progressive JPEGs, other formats) get pyramids in both modes.
 public final class PyramidCache: Sendable {
+    /// What a large plain sequential JPEG gets in the cache.
+    public enum Mode: String, CaseIterable, Sendable {
+        /// Its entropy index, then the preview and the full pyramid: tiles are sent as stored once it is built.
+        case pyramid
+        /// Its entropy index only: every tile a region read through it, no pyramid on disk.
+        case index
+    }
+
     /// The cached pyramids of one image: the full one once it is built; until then the preview once that is.
     struct Pyramids: Sendable, Equatable {
         /// The pyramidal TIFF of the whole image, at full resolution.
@@ -59,6 +72,10 @@ public final class PyramidCache: Sendable {
     public static let defaultLimit = 8 << 30
     /// Seconds without a heartbeat after which a build's lock is taken to be a dead process's, unless told otherwise.
     public static let defaultLockTimeout = 10
+    /// What large plain sequential JPEGs get unless told otherwise: pyramids, whose stored tiles serve several
+    /// times the requests per second of region reads once built, and whose build's tiles in the meantime are read
+    /// through the index (BENCHMARKS.md, "Serving a large plain image it has never seen").
+    public static let defaultMode = Mode.pyramid
 
     /// The folder the pyramids are kept in.
     public let folder: String
@@ -66,6 +83,8 @@ public final class PyramidCache: Sendable {
     public let limit: Int
     /// Images smaller than this on both sides are read directly; their tiles are cheap without a pyramid.
     public let minimumSide: Int
+    /// What large plain sequential JPEGs get: pyramids (after their index) or their index alone.
+    public let mode: Mode
     /// The folder's files as a whole: leftovers of dead builds, the size limit.
     private let contents: CacheFolder
     /// Told a line about each finished or failed build, e.g. for a server's log.
@@ -84,8 +103,11 @@ public final class PyramidCache: Sendable {
     public func observeBuilds(_ observer: @escaping @Sendable (BuildReport) -> Void) {
         buildObservers.withLock { $0.append(observer) }
     }
-    /// The previews being built or queued, by file: a group that is left when the preview is done.
-    private let pendingPreviews = Mutex<[String: DispatchGroup]>([:])
+    /// The previews and entropy indexes being built or queued, by file: a group that is left when the file is done.
+    private let pending = Mutex<[String: DispatchGroup]>([:])
+    /// The entropy indexes this process checked, by file: true when there (loaded or built), false when none can
+    /// be built.
+    private let indexes = Mutex<[String: Bool]>([:])
     private let previewBuilds = DispatchQueue(label: "tessera.pyramid-cache.previews", qos: .userInitiated)
     let fullBuilds = DispatchQueue(label: "tessera.pyramid-cache.full", qos: .utility)
 
@@ -95,9 +117,10 @@ public final class PyramidCache: Sendable {
     }
 
     /// A cache in `folder` (created if missing; what dead builds left in it is removed) holding at most `limit`
-    /// bytes, for images of `minimumSide` pixels or more on a side; a build's lock whose heartbeat stopped
-    /// `lockTimeout` seconds ago is taken over. `log` is told a line about each build that finishes or fails.
-    public init(folder: String, limit: Int = defaultLimit, minimumSide: Int = 4096,
+    /// bytes, for images of `minimumSide` pixels or more on a side, plain sequential JPEGs getting what `mode`
+    /// says; a build's lock whose heartbeat stopped `lockTimeout` seconds ago is taken over. `log` is told a line
+    /// about each build that finishes or fails.
+    public init(folder: String, limit: Int = defaultLimit, minimumSide: Int = 4096, mode: Mode = defaultMode,
                 lockTimeout: Double = Double(defaultLockTimeout), log: @escaping @Sendable (String) -> Void = { _ in }) throws {
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -110,6 +133,7 @@ public final class PyramidCache: Sendable {
         self.folder = folder
         self.limit = limit
         self.minimumSide = minimumSide
+        self.mode = mode
         self.log = log
         contents = CacheFolder(path: folder, locks: BuildLocks(timeout: lockTimeout))
         contents.removeLeftovers()
@@ -122,40 +146,114 @@ public final class PyramidCache: Sendable {
         guard max(properties.width, properties.height) >= minimumSide, properties.levels.count == 1 else { return nil }
         let base = name(path: path, modified: modified, size: size)
         let file = base + ".tif", preview = base + ".preview.tif"
+        let index = base + "." + JPEGEntropyIndex.fileExtension
+        // In index mode the index is checked (loaded, or built) once per process; an image that gets none (not a
+        // plain JPEG file, a damaged scan, a file too small for one) gets pyramids like any other.
+        if mode == .index {
+            switch indexes.withLock({ $0[index] }) {
+            case true?:
+                return Pyramids()
+            case nil:
+                guard let path = Self.indexablePath(of: source) else {
+                    indexes.withLock { $0[index] = false }
+                    break
+                }
+                if claim(index, lock: CacheFolder.lock(ofStem: base)) {
+                    startIndexBuild(of: path, into: index, lock: CacheFolder.lock(ofStem: base))
+                }
+                return Pyramids()
+            case false?:
+                break
+            }
+        }
         if FileManager.default.fileExists(atPath: file) {
             utime(file, nil)  // most recently used
             return Pyramids(full: file)
         }
         let lock = CacheFolder.lock(ofStem: base)
-        // One build per image in this process, and in all the processes sharing the folder by its lock.
-        let claimed = building.withLock { building in
-            guard !building.contains(file), contents.locks.claim(lock) else { return false }
-            building.insert(file)
-            return true
-        }
-        if claimed {
+        if claim(file, lock: lock) {
             // The pyramid may have appeared between the look above and the claim: a build that just finished.
             if FileManager.default.fileExists(atPath: file) {
                 finish(file: file, lock: lock)
                 return Pyramids(full: file)
             }
             contents.removeTemporaryFiles(ofStem: base)
-            startBuilds(of: source, path: path, file: file, preview: preview, lock: lock)
+            startBuilds(of: source, path: path, file: file, preview: preview,
+                        index: Self.indexablePath(of: source).map { ($0, index) }, lock: lock)
         }
         return Pyramids(preview: FileManager.default.fileExists(atPath: preview) ? preview : nil)
     }
 
-    /// Builds the preview, then the full pyramid, of `source` (the image at `path`), holding `lock` until done.
-    private func startBuilds(of source: ImageSource, path: String, file: String, preview: String, lock: String) {
-        let previewDone = DispatchGroup()
-        previewDone.enter()
-        pendingPreviews.withLock { $0[preview] = previewDone }
+    /// Claims the build of `file` for this process, once in it and once among the processes sharing the folder
+    /// (by `lock`); false when another build has it.
+    private func claim(_ file: String, lock: String) -> Bool {
+        building.withLock { building in
+            guard !building.contains(file), contents.locks.claim(lock) else { return false }
+            building.insert(file)
+            return true
+        }
+    }
+
+    /// The path of `source` when it is a file that gets an entropy index: a plain sequential 8-bit gray or
+    /// 3-component JPEG that Tessera's sequential decoder reads; nil for anything else.
+    static func indexablePath(of source: ImageSource) -> String? {
+        let properties = source.properties
+        guard case let .file(path) = source.input, properties.format == .jpeg, !properties.isProgressive,
+              properties.bitDepth == 8, properties.channels == 1 || properties.channels == 3,
+              let scans = try? JPEGScanIndex(input: source.input, firstScanOnly: true),
+              SequentialCoefficientDecoder.canDecode(scans) else { return nil }
+        return path
+    }
+
+    /// Marks `file` as being built until `work` returns, for `waitFor`; runs `work` on the preview queue.
+    private func whilePending(_ file: String, _ work: @escaping @Sendable () -> Void) {
+        let done = DispatchGroup()
+        done.enter()
+        pending.withLock { $0[file] = done }
         previewBuilds.async { [self] in
+            work()
+            pending.withLock { $0[file] = nil }
+            done.leave()
+        }
+    }
+
+    /// Builds (or, when the one there can be trusted, reuses) the entropy index of the JPEG at `path`, which is
+    /// `file`, on every core (speculatively: on 2 cores that halves the serial pass's wall time for 1.1x its
+    /// CPU); records whether it is there.
+    private func buildIndex(of path: String, file: String) {
+        let start = Date()
+        do {
+            let outcome = try JPEGEntropyIndex.loadOrBuild(for: path, folder: folder).outcome
+            if outcome != .reused {
+                log("the entropy index of \(path): \(outcome.rawValue) in "
+                    + String(format: "%.2f", Date().timeIntervalSince(start)) + " s")
+            }
+            indexes.withLock { $0[file] = true }
+        } catch {
+            log("the entropy index of \(path) was not built: \(error)")
+            indexes.withLock { $0[file] = false }
+        }
+    }
+
+    /// Builds the entropy index alone of the JPEG at `path` into `file`, holding `lock` until done.
+    private func startIndexBuild(of path: String, into file: String, lock: String) {
+        whilePending(file) { [self] in
+            defer { finish(file: file, lock: lock) }
+            buildIndex(of: path, file: file)
+        }
+    }
+
+    /// Builds the entropy index (when `index` names a JPEG's path and the index file), the preview, then the full
+    /// pyramid, of `source` (the image at `path`), holding `lock` until done.
+    private func startBuilds(of source: ImageSource, path: String, file: String, preview: String,
+                             index: (path: String, file: String)?, lock: String) {
+        if let index, !FileManager.default.fileExists(atPath: index.file) {
+            whilePending(index.file) { [self] in buildIndex(of: index.path, file: index.file) }
+        }
+        whilePending(preview) { [self] in
             if !FileManager.default.fileExists(atPath: preview) {
                 try? build(source, scale: Self.previewFactor, into: preview)
             }
-            pendingPreviews.withLock { $0[preview] = nil }
-            previewDone.leave()
             fullBuilds.async { [self] in
                 defer { finish(file: file, lock: lock) }
                 let start = Date()
@@ -200,9 +298,19 @@ public final class PyramidCache: Sendable {
     /// whether one was being built and is done. A coarse request is answered from the preview far sooner than by
     /// decoding the image for itself.
     public func waitForPreview(path: String, modified: Date, size: Int, timeout: Double = 30) -> Bool {
-        let preview = name(path: path, modified: modified, size: size) + ".preview.tif"
-        guard let pending = pendingPreviews.withLock({ $0[preview] }) else { return false }
-        return pending.wait(timeout: .now() + timeout) == .success
+        waitFor(name(path: path, modified: modified, size: size) + ".preview.tif", timeout: timeout)
+    }
+
+    /// Waits, at most `timeout` seconds, for the entropy index of the JPEG at `path` while it is being built;
+    /// returns whether one was being built and is done. A fine request of a plain JPEG is read through the index
+    /// in milliseconds, far sooner than by decoding every row above its region meanwhile.
+    public func waitForIndex(path: String, modified: Date, size: Int, timeout: Double = 30) -> Bool {
+        waitFor(name(path: path, modified: modified, size: size) + "." + JPEGEntropyIndex.fileExtension, timeout: timeout)
+    }
+
+    private func waitFor(_ file: String, timeout: Double) -> Bool {
+        guard let group = pending.withLock({ $0[file] }) else { return false }
+        return group.wait(timeout: .now() + timeout) == .success
     }
 
     /// Blocks until no build is running or queued, for tests and shutdown.

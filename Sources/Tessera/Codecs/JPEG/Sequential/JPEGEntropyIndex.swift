@@ -247,11 +247,25 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
     /// The index kept in `folder` for the JPEG at `path` whose scans are `scans`, or nil when there is none or it
     /// cannot be trusted (stale, cut short, damaged, another version, another scan).
     static func load(for path: String, scans: JPEGScanIndex, folder: String) -> JPEGEntropyIndex? {
-        guard let key = try? Key(path: path),
-              let bytes = FileManager.default.contents(atPath: location(of: path, key: key, folder: folder)),
-              let index = try? JPEGEntropyIndex(decoding: Array(bytes), name: path),
+        guard let key = try? Key(path: path) else { return nil }
+        let file = location(of: path, key: key, folder: folder)
+        var status = stat()
+        guard stat(file, &status) == 0,
+              let index = try? parsed.value(for: "\(file)\u{0}\(status.st_size)\u{0}\(status.st_mtim.tv_sec).\(status.st_mtim.tv_nsec)",
+                                           make: {
+                  guard let bytes = FileManager.default.contents(atPath: file) else {
+                      throw TesseraError.io(path: file, detail: "cannot read the entropy index")
+                  }
+                  return try JPEGEntropyIndex(decoding: Array(bytes), name: path)
+              }),
               index.key == key, index.describes(scans) else { return nil }
         return index
+    }
+
+    /// Index files parsed, by file, size and modification time (a file written again is parsed again): a server's
+    /// many tiles of one JPEG read its index once. At most 64 MiB of states, about 1,500 images of 100 MP.
+    private static let parsed = SharedCache<String, JPEGEntropyIndex>(byteLimit: 64 << 20) { _, index in
+        256 + index.states.count * MemoryLayout<JPEGScanState.Resumable>.stride
     }
 
     /// What `loadOrBuild` found.
