@@ -19,6 +19,7 @@ import threading
 import time
 
 import make_sample
+from tables import print_table
 from serve_benchmark import TESSERA, WORK_DIR, wait_for
 
 PORT = 18090
@@ -92,13 +93,7 @@ def main():
         print(f"  64 x full/max, {label}: {images} images, {busy} 503s, {dropped} dropped, {seconds:.1f} s, "
               f"peak RSS {peak >> 20} MiB", file=sys.stderr)
     header = ["budget", "images", "503 + Retry-After", "dropped", "wall s", "peak RSS MiB", "idle RSS MiB"]
-    if args.markdown:
-        print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
-        for row in rows:
-            print(f"| {row[0]} | {row[1]} | {row[2]} | {row[3]} | {row[4]:.1f} | {row[5]} | {row[6]} |")
-    else:
-        for row in rows:
-            print(*row, sep="\t")
+    print_table(header, [(*row[:4], f"{row[4]:.1f}", *row[5:]) for row in rows], args.markdown)
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ import time
 import urllib.request
 
 import make_sample
+from tables import print_table
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Tests", "peers"))
 import daemons  # noqa: E402
@@ -313,15 +314,9 @@ def remote_main(args, tiff, paths, width, height):
         print(f"{row[1]}: {folder_requests} range requests, {folder_sent >> 20} MiB fetched")
     by = {(row[0], row[1], row[2]): row[3] for row in rows}
     by.update({("local file", row[1], row[2]): by[("local file", "cold, one pass", 16)] for row, _ in folder_passes})
-    header = ["read from", "run", "connections", "tiles/s", "p50", "p99", "non-2xx", "remote/local"]
-    if args.markdown:
-        print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
-    for row in rows:
-        ratio = row[3] / by[("local file", row[1], row[2])]
-        if args.markdown:
-            print(f"| {row[0]} | {row[1]} | {row[2]} | {row[3]:,.0f} | {row[4]} | {row[5]} | {row[6]} | {ratio:.2f}x |")
-        else:
-            print(f"{row[0]:16} {row[1]:15} {row[2]:4} {row[3]:10,.0f} {row[4]:>10} {row[5]:>10} {row[6]:6} {ratio:.2f}x")
+    print_table(["read from", "run", "connections", "tiles/s", "p50", "p99", "non-2xx", "remote/local"],
+                [(*row[:3], f"{row[3]:,.0f}", *row[4:7], f"{row[3] / by[('local file', row[1], row[2])]:.2f}x")
+                 for row in rows], args.markdown)
 
 
 def main():
@@ -399,14 +394,8 @@ def main():
 def report(rows, paths, width, height, kind, args):
     print(f"{len(paths)} {TILE}-pixel tile URLs of a {width}x{height} {kind}, "
           f"{args.duration} s per run, wrk with 2 threads on the same 2-core machine")
-    header = ["server", "connections", "tiles/s", "p50", "p99", "non-2xx", "socket errors"]
-    if args.markdown:
-        print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
-        for row in rows:
-            print(f"| {row[0]} | {row[1]} | {row[2]:,.0f} | {row[3]} | {row[4]} | {row[5]} | {row[6]} |")
-    else:
-        for row in rows:
-            print(f"{row[0]:45} {row[1]:4} {row[2]:10,.0f} {row[3]:>10} {row[4]:>10} {row[5]:6} {row[6]}")
+    print_table(["server", "connections", "tiles/s", "p50", "p99", "non-2xx", "socket errors"],
+                [(row[0], row[1], f"{row[2]:,.0f}", *row[3:]) for row in rows], args.markdown)
 
 
 if __name__ == "__main__":

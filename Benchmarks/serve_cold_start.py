@@ -19,6 +19,7 @@ import time
 import urllib.request
 
 import make_sample
+from tables import print_table
 
 BENCHMARKS_DIR = os.path.dirname(os.path.abspath(__file__))
 WORK_DIR = os.path.join(BENCHMARKS_DIR, "work")
@@ -91,16 +92,10 @@ def main():
                         "0"], check=True)
         dzsave = time.perf_counter() - start
     print(f"first screen of {os.path.basename(jpeg)} ({len(urls)} tiles at the level that fits 1024 px)")
-    if args.markdown:
-        print("| server state | first screen (s) |\n|---|---|")
-        for name, seconds in rows:
-            print(f"| {name} | {seconds:.2f} |")
-        print(f"| vips dzsave before serving anything | {dzsave:.2f} |")
-    else:
-        for name, seconds in rows:
-            print(f"{name:45} {seconds:8.2f} s")
-        print(f"{'vips dzsave before serving anything':45} {dzsave:8.2f} s")
-        print(f"cold first screen / dzsave: {rows[0][1] / dzsave:.2f}x")
+    print_table(["server state", "first screen (s)"],
+                [(name, f"{seconds:.2f}") for name, seconds in rows + [("vips dzsave before serving anything", dzsave)]],
+                args.markdown)
+    print(f"cold first screen / dzsave: {rows[0][1] / dzsave:.2f}x")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import sys
 import tempfile
 
 import make_sample
+from tables import print_table
 
 BENCHMARKS_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_DIR = os.path.dirname(BENCHMARKS_DIR)
@@ -87,15 +88,7 @@ def main():
                      f"{report['tilesMade']}", f"{report['seconds']:.1f}"])
     header = ["renderer", "frames", "frame p50 ms", "frame p99 ms", "max ms", "peak cache MiB",
               "peak textures MiB", "budget MiB", "peak RSS MiB", "tiles made", "seconds"]
-    if arguments.markdown:
-        print("| " + " | ".join(header) + " |")
-        print("|" + "---|" * len(header))
-        for row in rows:
-            print("| " + " | ".join(row) + " |")
-    else:
-        widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-        for row in [header] + rows:
-            print("  ".join(cell.rjust(width) for cell, width in zip(row, widths)))
+    print_table(header, rows, arguments.markdown)
 
 
 if __name__ == "__main__":

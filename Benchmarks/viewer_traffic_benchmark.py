@@ -29,6 +29,7 @@ import tempfile
 import time
 
 import make_sample
+from tables import print_table
 from serve_benchmark import LIGHTTPD_PORT, TESSERA, TESSERA_PORT, WORK_DIR, run_wrk, start_iipsrv, wait_for
 
 TILE = 256
@@ -222,20 +223,13 @@ def main():
     count = sum(len(sequence(width, height)) for _, width, height in made["libvips"])
     print(f"{len(CROPS)} images ({', '.join(f'{w}x{h}' for _, w, h in made['libvips'])}), {count} requests per pass, "
           f"{args.duration} s per run, wrk with 2 threads on the same 2-core machine")
-    if args.markdown:
-        print("\n| pyramid | server | connections | requests/s | p50 | p99 | non-2xx | socket errors |\n|" + "---|" * 8)
-        for row in rows:
-            print(f"| {row[0]} | {row[1]} | {row[2]} | {row[3]:,.0f} | {row[4]} | {row[5]} | {row[6]} | {row[7]} |")
-        print("\n| pyramid | server | pass | stored tile, median | all, median | slowest | its request | over 3x |\n|"
-              + "---|" * 8)
-        for row in alone_rows:
-            print(f"| {row[0]} | {row[1]} | {row[2]} | {row[3]:.2f} ms | {row[4]:.2f} ms | {row[5]:.1f} ms | `{row[6]}` |"
-                  f" {row[7]} |")
-    else:
-        for row in rows:
-            print(row)
-        for row in alone_rows:
-            print(row)
+    print()
+    print_table(["pyramid", "server", "connections", "requests/s", "p50", "p99", "non-2xx", "socket errors"],
+                [(*row[:3], f"{row[3]:,.0f}", *row[4:]) for row in rows], args.markdown)
+    print()
+    print_table(["pyramid", "server", "pass", "stored tile, median", "all, median", "slowest", "its request", "over 3x"],
+                [(*row[:3], f"{row[3]:.2f} ms", f"{row[4]:.2f} ms", f"{row[5]:.1f} ms", f"`{row[6]}`", row[7])
+                 for row in alone_rows], args.markdown)
 
 
 if __name__ == "__main__":

@@ -43,36 +43,34 @@ static int tessera_tiff_warning(TIFF *tiff, void *user_data, const char *module,
     return 1;
 }
 
-static TIFFOpenOptions *tessera_tiff_options(struct tessera_tiff *state, long long max_alloc) {
-    TIFFOpenOptions *options = TIFFOpenOptionsAlloc();
-    if (!options) return NULL;
-    TIFFOpenOptionsSetErrorHandlerExtR(options, tessera_tiff_error, state);
-    TIFFOpenOptionsSetWarningHandlerExtR(options, tessera_tiff_warning, state);
-    if (max_alloc > 0) TIFFOpenOptionsSetMaxSingleMemAlloc(options, (tmsize_t)max_alloc);
-    return options;
-}
-
-tessera_tiff *tessera_tiff_open_file(const char *path, const char *mode, long long max_alloc) {
+// A new handle's state and the options its open call takes (errors routed into the state's message, allocations
+// capped at max_alloc bytes when positive); the caller frees the options once the open returns. NULL when out of memory.
+static struct tessera_tiff *tessera_tiff_new(long long max_alloc, TIFFOpenOptions **options) {
     struct tessera_tiff *state = calloc(1, sizeof(*state));
-    if (!state) return NULL;
-    TIFFOpenOptions *options = tessera_tiff_options(state, max_alloc);
-    if (!options) {
+    *options = state ? TIFFOpenOptionsAlloc() : NULL;
+    if (!*options) {
         free(state);
         return NULL;
     }
+    TIFFOpenOptionsSetErrorHandlerExtR(*options, tessera_tiff_error, state);
+    TIFFOpenOptionsSetWarningHandlerExtR(*options, tessera_tiff_warning, state);
+    if (max_alloc > 0) TIFFOpenOptionsSetMaxSingleMemAlloc(*options, (tmsize_t)max_alloc);
+    return state;
+}
+
+tessera_tiff *tessera_tiff_open_file(const char *path, const char *mode, long long max_alloc) {
+    TIFFOpenOptions *options;
+    struct tessera_tiff *state = tessera_tiff_new(max_alloc, &options);
+    if (!state) return NULL;
     state->tiff = TIFFOpenExt(path, mode, options);
     TIFFOpenOptionsFree(options);
     return state;
 }
 
 tessera_tiff *tessera_tiff_open_fd(int fd, const char *name, const char *mode, long long max_alloc) {
-    struct tessera_tiff *state = calloc(1, sizeof(*state));
+    TIFFOpenOptions *options;
+    struct tessera_tiff *state = tessera_tiff_new(max_alloc, &options);
     if (!state) return NULL;
-    TIFFOpenOptions *options = tessera_tiff_options(state, max_alloc);
-    if (!options) {
-        free(state);
-        return NULL;
-    }
     state->tiff = TIFFFdOpenExt(fd, name, mode, options);
     TIFFOpenOptionsFree(options);
     return state;
@@ -128,14 +126,13 @@ static void tessera_tiff_memory_unmap(thandle_t handle, void *base, toff_t size)
 
 tessera_tiff *tessera_tiff_open_memory(const unsigned char *bytes, size_t count, const char *name,
                                        long long max_alloc) {
-    struct tessera_tiff *state = calloc(1, sizeof(*state));
+    TIFFOpenOptions *options;
+    struct tessera_tiff *state = tessera_tiff_new(max_alloc, &options);
     if (!state) return NULL;
     state->bytes = malloc(count ? count : 1);
-    TIFFOpenOptions *options = tessera_tiff_options(state, max_alloc);
-    if (!state->bytes || !options) {
-        free(state->bytes);
+    if (!state->bytes) {
         free(state);
-        if (options) TIFFOpenOptionsFree(options);
+        TIFFOpenOptionsFree(options);
         return NULL;
     }
     memcpy(state->bytes, bytes, count);
@@ -170,13 +167,9 @@ static toff_t tessera_tiff_client_size(thandle_t handle) {
 tessera_tiff *tessera_tiff_open_client(void *context, tessera_read_callback read, tessera_seek_callback seek,
                                        tessera_size_callback size, const char *name, const char *mode,
                                        long long max_alloc) {
-    struct tessera_tiff *state = calloc(1, sizeof(*state));
+    TIFFOpenOptions *options;
+    struct tessera_tiff *state = tessera_tiff_new(max_alloc, &options);
     if (!state) return NULL;
-    TIFFOpenOptions *options = tessera_tiff_options(state, max_alloc);
-    if (!options) {
-        free(state);
-        return NULL;
-    }
     state->context = context;
     state->read = read;
     state->seek = seek;
