@@ -3,6 +3,7 @@ files in deploy/nginx/ as they are: nginx's configuration rendered by `render-co
 instance started by tessera@.service's ExecStart. Under wrk, one instance killed and restarted costs no request
 and each pyramid is built once; a build killed mid-way is taken over; nothing of a build outlives it; ids, health
 checks and HTTP caching work through the proxy."""
+import io
 import os
 import re
 import shlex
@@ -210,15 +211,24 @@ def test_one_instance_killed_under_load_loses_no_request(tmp_path, tessera, imag
     assert leftovers(cache) == []
 
 
+def building(tessera, images, cache, log, started, failure):
+    """An instance asked for the large image's info.json, returned once `started()` says its pyramid build is under
+    way (`failure` is the message when it is not within a minute); stopped if it is not."""
+    instance = Instance(tessera, images, cache, log)
+    try:
+        assert get(instance.base + "/iiif/large.jpg/info.json")[0] == 200
+        wait_for(started, 60, failure)
+    except BaseException:
+        instance.stop()
+        raise
+    return instance
+
+
 def test_a_build_killed_mid_way_is_taken_over_and_built_once(tmp_path, tessera, images):
     cache = tmp_path / "cache"
-    first = Instance(tessera, images, cache, tmp_path / "first.log")
-    try:
-        assert get(first.base + "/iiif/large.jpg/info.json")[0] == 200
-        wait_for(lambda: any(".preview." not in name for name in leftovers(cache) if name.startswith(".")), 60,
-                 "the full build's temporary file did not appear")
-    finally:
-        first.kill()
+    building(tessera, images, cache, tmp_path / "first.log",
+             lambda: any(".preview." not in name for name in leftovers(cache) if name.startswith(".")),
+             "the full build's temporary file did not appear").kill()
     dead = leftovers(cache)
     assert any(name.endswith(".lock") for name in dead) and any(name.startswith(".") for name in dead)
     second = Instance(tessera, images, cache, tmp_path / "second.log")
@@ -233,7 +243,7 @@ def test_a_build_killed_mid_way_is_taken_over_and_built_once(tmp_path, tessera, 
         assert "built the pyramid of" not in (tmp_path / "first.log").read_text()
         status, _, body = get(second.base + tile)
         assert status == 200
-        served = np.asarray(Image.open(__import__("io").BytesIO(body)).convert("RGB"), dtype=np.float64)
+        served = np.asarray(Image.open(io.BytesIO(body)).convert("RGB"), dtype=np.float64)
         expected = np.asarray(Image.open(images / "large.jpg").crop((2048, 1024, 2304, 1280)), dtype=np.float64)
         assert np.abs(served - expected).mean() < 3
     finally:
@@ -243,10 +253,6 @@ def test_a_build_killed_mid_way_is_taken_over_and_built_once(tmp_path, tessera, 
 
 def test_an_instance_stopped_mid_build_leaves_nothing_behind(tmp_path, tessera, images):
     cache = tmp_path / "cache"
-    instance = Instance(tessera, images, cache, tmp_path / "instance.log")
-    try:
-        assert get(instance.base + "/iiif/large.jpg/info.json")[0] == 200
-        wait_for(lambda: any(name.endswith(".lock") for name in leftovers(cache)), 30, "no build started")
-    finally:
-        instance.stop()
+    building(tessera, images, cache, tmp_path / "instance.log",
+             lambda: any(name.endswith(".lock") for name in leftovers(cache)), "no build started").stop()
     assert leftovers(cache) == []
