@@ -98,6 +98,7 @@ enum ServeCommand: Command {
             return response
         }
         let host = arguments[Self.host]
+        FileDescriptorLimit.raiseToHardLimit()
         try server.start(address: host, port: UInt16(arguments[port]), threads: arguments[threads])
         let stopped = DispatchSemaphore(value: 0)
         Interruption.shared.onInterrupt { _ in stopped.signal() }

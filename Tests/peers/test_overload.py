@@ -1,20 +1,30 @@
 """`tessera serve` under overload, on loopback: 64 concurrent `full/max` renders of a 100 MP JPEG each answered
 with an image or a 503 with Retry-After and the peak RSS within the render budget plus a fixed overhead; SIGTERM
 under load answering every request sent before it, then exiting 0 within the grace period; /metrics in
-Prometheus' text format agreeing with the requests made; the access log keeping the query string."""
+Prometheus' text format agreeing with the requests made; the access log keeping the query string; 1,000
+concurrent connections over a pyramid's tiles all answered, by a server started with a soft limit of open files
+below that (Linux starts processes at 1,024), which it raises."""
 import http.client
 import os
 import re
+import resource
+import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image
 
+from conftest import photo, run
 from daemons import free_port, stop, wait_for, answers
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "Benchmarks"))
+import serve_benchmark  # noqa: E402  (tile_paths and run_wrk, as the benchmark drives wrk)
 
 WIDTH, HEIGHT = 12000, 8333
 LINKS = 64
@@ -217,3 +227,33 @@ def test_the_access_log_keeps_the_query_string(tessera, images, tmp_path):
         server.close()
     log = server.log.read_text()
     assert "GET /iiif/small.png/info.json?from=test&x=%2F1 200 " in log, log
+
+
+@pytest.mark.skipif(shutil.which("wrk") is None, reason="needs wrk (scripts/install-deps)")
+def test_1000_connections_over_tiles_are_all_answered(tessera, tmp_path):
+    source = tmp_path / "map.jpg"
+    Image.fromarray(photo(3000, 4000, seed=5)).save(source, quality=85)
+    pyramid = tmp_path / "images" / "map.tif"
+    pyramid.parent.mkdir()
+    result = run(tessera, "tile", source, pyramid, "--layout", "tiff")
+    assert result.returncode == 0, result.stderr
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard < 4096:
+        pytest.skip(f"the hard limit on open files is {hard}: 1,000 connections need more")
+    # wrk inherits this process's limit; the server starts with too few descriptors for the connections and must
+    # raise its own limit (a process may, up to the hard limit).
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    port = free_port()
+    server = subprocess.Popen([tessera, "serve", str(pyramid.parent), "--port", str(port), "--quiet"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (512, hard)))
+    try:
+        base = f"http://127.0.0.1:{port}/iiif/map.tif/"
+        wait_for(lambda: answers(base + "info.json"), 20, "tessera serve answers")
+        rate, _, p99, errors, socket_errors = serve_benchmark.run_wrk(
+            base, serve_benchmark.tile_paths(4000, 3000), 1000, 10, str(tmp_path), timeout=30)
+    finally:
+        stop(server)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    print(f"1,000 connections: {rate:.0f} tiles/s, p99 {p99}")
+    assert rate > 0 and errors == 0 and socket_errors == "none", f"{errors} non-2xx, socket errors {socket_errors}"
