@@ -53,9 +53,10 @@ WORK_DIR = os.path.join(BENCHMARKS_DIR, "work")
 TESSERA = os.path.join(REPO_DIR, ".build", "release", "tessera")
 IIPSRV = "/usr/lib/iipimage-server/iipsrv.fcgi"
 TILE = 256
-TESSERA_PORT, LIGHTTPD_PORT, FCGI_PORT = 18080, 18081, 18082
-INSTANCE_PORTS, NGINX_PORT = (18083, 18084, 18085), 18086
-FOLDER_PORT = 18087
+# Free loopback ports, chosen once per run, so that two benchmarks (or a benchmark and a test) never collide.
+TESSERA_PORT, LIGHTTPD_PORT, FCGI_PORT = daemons.free_port(), daemons.free_port(), daemons.free_port()
+INSTANCE_PORTS, NGINX_PORT = (daemons.free_port(), daemons.free_port(), daemons.free_port()), daemons.free_port()
+FOLDER_PORT = daemons.free_port()
 
 
 # The sample's size for each --size, in megapixels.
