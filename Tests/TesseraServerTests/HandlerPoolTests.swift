@@ -1,0 +1,59 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import TesseraServer
+
+/// The workers that make slow answers off the polling threads: every job run or refused exactly once, a full
+/// queue refused at once, a job that waited its longest refused, the queued ones refused when the pool closes.
+@Suite struct HandlerPoolTests {
+    /// What happened to each job, by its number.
+    final class Outcomes: Sendable {
+        private let values = Mutex<[Int: String]>([:])
+        let done = DispatchSemaphore(value: 0)
+
+        func record(_ job: Int, _ outcome: String) {
+            values.withLock { $0[job] = outcome }
+            done.signal()
+        }
+
+        var all: [Int: String] { values.withLock { $0 } }
+    }
+
+    @Test func aFullQueueIsRefusedAtOnceAndTheRestRun() {
+        let pool = HandlerPool(limits: .init(threads: 1, queueLength: 1, maxWait: 60))
+        defer { pool.close() }
+        let outcomes = Outcomes(), release = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        pool.submit({ started.signal(); release.wait(); outcomes.record(0, "ran") }, refuse: { outcomes.record(0, "refused") })
+        started.wait()
+        for job in 1...2 {
+            pool.submit({ outcomes.record(job, "ran") }, refuse: { outcomes.record(job, "refused") })
+        }
+        #expect(outcomes.done.wait(timeout: .now() + 10) == .success)
+        #expect(outcomes.all == [2: "refused"], "the worker busy, one waiting: the next is refused at once")
+        release.signal()
+        for _ in 0..<2 { #expect(outcomes.done.wait(timeout: .now() + 10) == .success) }
+        #expect(outcomes.all == [0: "ran", 1: "ran", 2: "refused"])
+    }
+
+    @Test func aJobThatWaitedItsLongestIsRefusedAndClosingRefusesTheQueued() {
+        let pool = HandlerPool(limits: .init(threads: 1, queueLength: 4, maxWait: 0.05))
+        let outcomes = Outcomes(), release = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        pool.submit({ started.signal(); release.wait(); outcomes.record(0, "ran") }, refuse: { outcomes.record(0, "refused") })
+        started.wait()
+        pool.submit({ outcomes.record(1, "ran") }, refuse: { outcomes.record(1, "refused") })
+        usleep(200_000)
+        release.signal()
+        for _ in 0..<2 { #expect(outcomes.done.wait(timeout: .now() + 10) == .success) }
+        #expect(outcomes.all == [0: "ran", 1: "refused"])
+        let blocker = DispatchSemaphore(value: 0)
+        pool.submit({ started.signal(); blocker.wait() }, refuse: {})
+        started.wait()
+        pool.submit({ outcomes.record(2, "ran") }, refuse: { outcomes.record(2, "refused") })
+        pool.close()
+        blocker.signal()
+        #expect(outcomes.done.wait(timeout: .now() + 10) == .success)
+        #expect(outcomes.all[2] == "refused")
+    }
+}
