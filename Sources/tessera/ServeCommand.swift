@@ -15,10 +15,11 @@ enum ServeCommand: Command {
             Ctrl-C or SIGTERM drains the server: it stops accepting connections, answers the requests it has within
             --drain-grace seconds, then exits 0.
             The --threads polling threads read requests and send answers; what needs decoding (renders, streams,
-            an image's first opening) is made by two workers per core meanwhile, and waits for one (at most
-            --render-queue waiting, each at most --render-wait seconds; beyond that the answer is 503 with
-            Retry-After). Renders share --render-memory: each reserves its estimated working set first; one that
-            does not fit waits within the same bounds; a render larger than the whole budget is a 400. GET /metrics reports requests,
+            an image's first opening) is made by two workers per core meanwhile, and waits at most --render-wait
+            seconds for one (then the answer is 503 with Retry-After). Renders share --render-memory: each
+            reserves its estimated working set first; one that does not fit waits (at most --render-queue
+            waiting, each at most --render-wait seconds), beyond that the answer is 503 with Retry-After; a
+            render larger than the whole budget is a 400. GET /metrics reports requests,
             latencies, renders, caches and pyramid builds in Prometheus' text format.
             A large image that is not a pyramid is served by region reads at first while a pyramidal TIFF of it is
             built in the cache, coarse levels first (a preview at 1/8 scale); then its tiles come from the pyramid,
@@ -55,7 +56,7 @@ enum ServeCommand: Command {
                                      "most memory all renders in flight hold together (their working sets, estimated)")
     static let renderQueue = Option("render-queue", .integer(in: 0...100_000),
                                     default: IIIFService.Configuration().renderBudget.queueLength,
-                                    "most renders that wait for a worker, or for render memory; more are answered 503")
+                                    "most renders that wait for render memory; more are answered 503")
     static let renderWait = Option("render-wait", .integer(in: 0...3600),
                                    default: Int(IIIFService.Configuration().renderBudget.maxWait),
                                    "longest a render waits for a worker, or for render memory, in seconds, before a 503")
@@ -89,10 +90,8 @@ enum ServeCommand: Command {
         configuration.decodedTileBytes = arguments[decodedTiles]
         let catalog = try catalog(arguments)
         let drainState = DrainState()
-        // The workers wait in a queue of the render queue's length and wait: a render waits at most that for a
-        // worker, then at most that again for render memory.
+        // A render waits at most --render-wait for a worker, then at most that again for render memory.
         let workers = HandlerPool(limits: HandlerPool.Limits(threads: HandlerPool.Limits.defaultThreads,
-                                                             queueLength: arguments[renderQueue],
                                                              maxWait: Double(arguments[renderWait])))
         let site = Site(service: IIIFService(catalog: catalog, configuration: configuration), viewer: try viewer(arguments),
                         workers: workers, isDraining: { drainState.isDraining })

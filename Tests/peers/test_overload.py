@@ -150,7 +150,7 @@ def test_64_full_max_renders_are_answered_within_the_render_budget(tessera, imag
         samples = parse_metrics(get(server.port, "/metrics")[2].decode())
         assert total(samples, "tessera_http_requests_total", route="iiif", status="200") == images_sent
         assert total(samples, "tessera_http_requests_total", route="iiif", status="503") == LINKS - images_sent
-        # A 503 comes from the workers' queue (full, or waited too long) or from the render budget's.
+        # A 503 comes from the workers' queue (waited too long) or from the render budget's.
         worker_refusals = total(samples, "tessera_worker_refusals_total")
         assert worker_refusals + total(samples, "tessera_render_refusals_total") == LINKS - images_sent
         assert total(samples, "tessera_response_cache_misses_total") == LINKS - worker_refusals

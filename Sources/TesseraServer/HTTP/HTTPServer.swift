@@ -247,7 +247,7 @@ public final class HTTPServer: Sendable {
             suspended.resume(ticket)
         }
         workers.submit({ answer(finish(work())) }, refuse: {
-            var busy = HTTPResponse.text(503, "the server is busy: every worker and its queue are taken; retry later")
+            var busy = HTTPResponse.text(503, "the server is busy: no worker came free in time; retry later")
             busy.headers.append(("Retry-After", "\(retryAfter)"))
             answer(finish(busy))
         })

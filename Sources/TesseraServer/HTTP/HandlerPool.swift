@@ -1,25 +1,24 @@
 import Foundation
 
 /// The threads that make `HTTPAnswer.later` responses, off libmicrohttpd's polling threads: a fixed number of
-/// them and a queue of their own, first come first served. The queue is bounded in length and in waiting time,
-/// as the render budget's is: a job beyond its length, or one that has waited its longest, is not run and its
-/// request is answered 503 with Retry-After. Renders then meet the render budget on the workers: the pool bounds
-/// how many run at once (the CPU), the budget how much memory they hold. One pool serves one `HTTPServer`, which
+/// them and a queue of their own, first come first served. The queue is bounded in waiting time, as the render
+/// budget's is: a job that has waited its longest is not run, and its request is answered 503 with Retry-After.
+/// Its length is bounded by the connections the server accepts (a job is a suspended connection's), not by a
+/// count of its own: a burst of cheap renders (a never-seen image's tiles) waits its turn rather than being
+/// refused. Renders then meet the render budget on the workers: the pool bounds how many run at once (the CPU),
+/// the budget how much memory they hold. One pool serves one `HTTPServer`, which
 /// closes it when it stops.
 public final class HandlerPool: @unchecked Sendable {
-    /// How many workers, and how long their queue may be.
+    /// How many workers, and how long a job may wait for one.
     public struct Limits: Sendable, Equatable {
         /// The workers, started with the pool and kept until it closes.
         public var threads: Int
-        /// The most jobs that may wait for a worker; one more is refused at once.
-        public var queueLength: Int
         /// The longest a job waits for a worker before it is refused, in seconds.
         public var maxWait: Double
 
-        /// `threads` workers, at most `queueLength` jobs waiting, each at most `maxWait` seconds.
-        public init(threads: Int, queueLength: Int, maxWait: Double) {
+        /// `threads` workers, each job waiting at most `maxWait` seconds for one.
+        public init(threads: Int, maxWait: Double) {
             self.threads = max(1, threads)
-            self.queueLength = max(0, queueLength)
             self.maxWait = max(0, maxWait)
         }
 
@@ -41,7 +40,7 @@ public final class HandlerPool: @unchecked Sendable {
         public var busy: Int
         /// Jobs waiting for one.
         public var queued: Int
-        /// Jobs refused since the start (the queue full, their wait run out, or the pool closed).
+        /// Jobs refused since the start (their wait run out, or the pool closed).
         public var refused: Int
     }
 
@@ -49,7 +48,6 @@ public final class HandlerPool: @unchecked Sendable {
     private let condition = NSCondition()
     // Guarded by `condition`.
     private var queue: [Job] = []
-    private var idle = 0
     private var busy = 0
     private var refused = 0
     private var closed = false
@@ -64,11 +62,11 @@ public final class HandlerPool: @unchecked Sendable {
         }
     }
 
-    /// Queues `run` for the next free worker; calls `refuse` instead (at once, or on a worker once the job has
-    /// waited `maxWait` seconds) when the queue is full or the pool is closed.
+    /// Queues `run` for the next free worker; calls `refuse` instead when the pool is closed (at once), or once
+    /// the job has waited `maxWait` seconds (on the worker that took it).
     func submit(_ run: @escaping @Sendable () -> Void, refuse: @escaping @Sendable () -> Void) {
         let accepted = condition.withLock {
-            guard !closed, idle > queue.count || queue.count < limits.queueLength else {
+            guard !closed else {
                 refused += 1
                 return false
             }
@@ -115,8 +113,6 @@ public final class HandlerPool: @unchecked Sendable {
     /// The next job, waiting for one; nil once the pool is closed.
     private func next() -> Job? {
         condition.withLock {
-            idle += 1
-            defer { idle -= 1 }
             while queue.isEmpty && !closed { condition.wait() }
             return closed ? nil : queue.removeFirst()
         }

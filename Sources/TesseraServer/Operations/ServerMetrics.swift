@@ -37,7 +37,7 @@ public final class ServerMetrics: Sendable {
             }
             registry.gauge("tessera_workers_queued", help: "Requests waiting for a worker.") { Double(workers.usage.queued) }
             registry.counter("tessera_worker_refusals_total",
-                             help: "Requests refused with 503 before a worker took them (queue full or waited too long).") {
+                             help: "Requests refused with 503 before a worker took them (waited too long).") {
                 Double(workers.usage.refused)
             }
         }
