@@ -236,7 +236,7 @@ import Testing
         #expect(get(service, "/iiif/vips/info.json").status == 200)
         #expect(isNow("/iiif/vips/info.json"))
         #expect(isNow("/iiif/vips/0,0,1024,1024/256,/0/default.jpg"), "a stored tile")
-        #expect(isNow("/iiif/vips/full/300,/0/default.gif"), "an error")
+        #expect(isNow("/iiif/vips/full/300,/0/default.xyz"), "a bad request")
         #expect(!isNow("/iiif/vips/full/300,/0/default.jpg"), "a render")
         #expect(get(service, "/iiif/vips/full/300,/0/default.jpg").status == 200)
         #expect(isNow("/iiif/vips/full/300,/0/default.jpg"), "the render, held")
