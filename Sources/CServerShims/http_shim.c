@@ -10,7 +10,7 @@ static size_t tessera_keep_escaped(void *context, struct MHD_Connection *connect
 }
 
 struct MHD_Daemon *tessera_http_start(const char *address, uint16_t port, unsigned int threads,
-                                      MHD_AccessHandlerCallback handler, void *context,
+                                      unsigned int connection_timeout, MHD_AccessHandlerCallback handler, void *context,
                                       void *(*request_started)(void *context, const char *uri,
                                                                struct MHD_Connection *connection),
                                       MHD_RequestCompletedCallback request_completed) {
@@ -19,12 +19,12 @@ struct MHD_Daemon *tessera_http_start(const char *address, uint16_t port, unsign
     bind_address.sin_family = AF_INET;
     bind_address.sin_port = htons(port);
     if (inet_pton(AF_INET, address, &bind_address.sin_addr) != 1) return NULL;
-    return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG, port, NULL, NULL,
+    return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, port, NULL, NULL,
                             handler, context,
                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&bind_address,
                             MHD_OPTION_THREAD_POOL_SIZE, threads,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned int)4096,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)60,
+                            MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout,
                             MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,
                             MHD_OPTION_UNESCAPE_CALLBACK, tessera_keep_escaped, NULL,
                             MHD_OPTION_URI_LOG_CALLBACK, request_started, context,

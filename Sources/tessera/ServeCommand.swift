@@ -14,9 +14,12 @@ enum ServeCommand: Command {
             (Web/) are found beside the executable or in one of its parent folders unless --web names them.
             Ctrl-C or SIGTERM drains the server: it stops accepting connections, answers the requests it has within
             --drain-grace seconds, then exits 0.
-            Renders share --render-memory: each reserves its estimated working set first; one that does not fit
-            waits (at most --render-queue waiting, each at most --render-wait seconds), beyond that the answer is
-            503 with Retry-After; a render larger than the whole budget is a 400. GET /metrics reports requests,
+            The --threads polling threads read requests and send answers; what needs decoding (renders, streams,
+            an image's first opening) is made by two workers per core meanwhile, and waits at most --render-wait
+            seconds for one (then the answer is 503 with Retry-After). Renders share --render-memory: each
+            reserves its estimated working set first; one that does not fit waits (at most --render-queue
+            waiting, each at most --render-wait seconds), beyond that the answer is 503 with Retry-After; a
+            render larger than the whole budget is a 400. GET /metrics reports requests,
             latencies, renders, caches and pyramid builds in Prometheus' text format.
             A large image that is not a pyramid is served by region reads at first while a pyramidal TIFF of it is
             built in the cache, coarse levels first (a preview at 1/8 scale); then its tiles come from the pyramid,
@@ -32,7 +35,7 @@ enum ServeCommand: Command {
             for {id} (https://host/images/{id}), and --source-catalog serves those a file lists (IDENTIFIER URL per
             line); their pyramids are cached by URL and ETag.
             """,
-        options: [port, host, prefix, publicURL, threads, sourceURL, sourceCatalog] + PyramidCacheOptions.all
+        options: [port, host, prefix, publicURL, threads, connectionTimeout, sourceURL, sourceCatalog] + PyramidCacheOptions.all
             + [responseCache, decodedTiles, maxAge, renderMemory, renderQueue, renderWait, drainGrace, web, quiet])
 
     static let port = Option("port", .integer(in: 0...65_535), default: defaultPort, "TCP port; 0 picks a free one")
@@ -56,12 +59,15 @@ enum ServeCommand: Command {
                                     "most renders that wait for render memory; more are answered 503")
     static let renderWait = Option("render-wait", .integer(in: 0...3600),
                                    default: Int(IIIFService.Configuration().renderBudget.maxWait),
-                                   "longest a render waits for render memory, in seconds, before a 503")
+                                   "longest a render waits for a worker, or for render memory, in seconds, before a 503")
     static let drainGrace = Option("drain-grace", .integer(in: 0...3600), default: 30,
                                    "seconds a SIGTERM or Ctrl-C gives the requests in flight before the server exits")
     static let decodedTiles = Option("decoded-tiles", .byteSize, default: IIIFService.Configuration().decodedTileBytes,
                                      "most memory whole decoded JPEG 2000 tiles are kept in, for the requests inside them")
-    static let threads = CommonOptions.threads("request threads", perCore: 2, upTo: 1024)
+    static let threads = CommonOptions.threads("polling threads, which read requests and send answers (renders run on workers)",
+                                               perCore: 2, upTo: 1024)
+    static let connectionTimeout = Option("connection-timeout", .integer(in: 1...3600), default: 60,
+                                          "seconds a connection may stay silent before it is closed")
     static let web = Option("web", ValueKind.text("DIR").optional,
                             default: .described("the Web/ folder found from the executable up", nil), "the viewer's files")
     static let quiet = Option(flag: "quiet", "no log line per request")
@@ -84,22 +90,27 @@ enum ServeCommand: Command {
         configuration.decodedTileBytes = arguments[decodedTiles]
         let catalog = try catalog(arguments)
         let drainState = DrainState()
+        // A render waits at most --render-wait for a worker, then at most that again for render memory.
+        let workers = HandlerPool(limits: HandlerPool.Limits(threads: HandlerPool.Limits.defaultThreads,
+                                                             maxWait: Double(arguments[renderWait])))
         let site = Site(service: IIIFService(catalog: catalog, configuration: configuration), viewer: try viewer(arguments),
-                        isDraining: { drainState.isDraining })
+                        workers: workers, isDraining: { drainState.isDraining })
         let quiet = arguments[Self.quiet]
-        let server = HTTPServer(drainState: drainState) { request in
+        let server = HTTPServer(drainState: drainState, workers: workers) { request in
             let start = DispatchTime.now()
-            let response = site.handle(request)
-            if !quiet {
-                let milliseconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e6
-                let line = "\(request.method) \(request.target) \(response.status) \(response.body.count) \(milliseconds.fixed(1)) ms\n"
-                FileHandle.standardError.write(Data(line.utf8))
+            return site.answer(request).map { response in
+                if !quiet {
+                    let milliseconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e6
+                    let line = "\(request.method) \(request.target) \(response.status) \(response.body.count) \(milliseconds.fixed(1)) ms\n"
+                    FileHandle.standardError.write(Data(line.utf8))
+                }
+                return response
             }
-            return response
         }
         let host = arguments[Self.host]
         FileDescriptorLimit.raiseToHardLimit()
-        try server.start(address: host, port: UInt16(arguments[port]), threads: arguments[threads])
+        try server.start(address: host, port: UInt16(arguments[port]), threads: arguments[threads],
+                         connectionTimeout: arguments[connectionTimeout])
         let stopped = DispatchSemaphore(value: 0)
         Interruption.shared.onInterrupt { _ in stopped.signal() }
         let count = catalog.identifiers().count

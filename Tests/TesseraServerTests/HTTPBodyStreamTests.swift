@@ -5,7 +5,7 @@ import Tessera
 @testable import TesseraServer
 
 /// A progressive JPEG streamed through `HTTPBodyStream` as `ProgressiveStreamService` streams it, read the way
-/// libmicrohttpd reads it.
+/// the server's content reader reads it (suspended while nothing is ready, resumed by the producer).
 @Suite struct HTTPBodyStreamTests {
     /// 1024x768 of noise: about a megabyte of JPEG, far more than the stream buffers.
     static let noise: ImageBuffer = {
@@ -38,10 +38,7 @@ import Tessera
         let stream = Self.start(capacity: 32 * 1024, finished: finished)
         var body: [UInt8] = [], buffer = [UInt8](repeating: 0, count: 4096)
         var finishedAtFirstScan: Bool?
-        while true {
-            let (count, failed) = buffer.withUnsafeMutableBytes { stream.read(into: $0) }
-            #expect(!failed)
-            guard let count else { break }
+        while case let .bytes(count) = Self.read(stream, into: &buffer) {
             body += buffer[..<count]
             if finishedAtFirstScan == nil, Self.startsOfScan(in: body) >= 2 {
                 // The first scan is complete here; the encoder, at most the stream's capacity and one libjpeg
@@ -49,6 +46,7 @@ import Tessera
                 finishedAtFirstScan = finished.isSet
             }
         }
+        #expect(Self.read(stream, into: &buffer) == .end(failed: false))
         #expect(finishedAtFirstScan == false)
         #expect(body.count > 200_000)
         let decoded = try ImageSource(bytes: body).makeReader().readAll()
@@ -59,12 +57,48 @@ import Tessera
         let finished = Flag()
         let stream = Self.start(capacity: 16 * 1024, finished: finished)
         var buffer = [UInt8](repeating: 0, count: 1024)
-        _ = buffer.withUnsafeMutableBytes { stream.read(into: $0) }
+        _ = Self.read(stream, into: &buffer)
         stream.cancel()
         // The producer's next write throws, the encoder stops, and the stream ends as failed.
-        let (count, failed) = buffer.withUnsafeMutableBytes { stream.read(into: $0) }
-        #expect(count == nil && failed)
+        #expect(Self.read(stream, into: &buffer) == .end(failed: true))
         #expect(!finished.isSet)
+    }
+
+    @Test func aReadWithNothingReadySuspendsUntilTheProducerWrites() {
+        let release = DispatchSemaphore(value: 0)
+        let stream = HTTPBodyStream { stream in
+            release.wait()
+            try [UInt8](repeating: 7, count: 10).withUnsafeBytes { try stream.write($0) }
+        }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let woken = DispatchSemaphore(value: 0)
+        let suspensions = Mutex(0)
+        let first = buffer.withUnsafeMutableBytes { target in
+            stream.read(into: target, suspend: {
+                suspensions.withLock { $0 += 1 }
+                return { woken.signal() }
+            })
+        }
+        #expect(first == .waiting && suspensions.withLock { $0 } == 1)
+        release.signal()
+        #expect(woken.wait(timeout: .now() + 10) == .success)
+        #expect(Self.read(stream, into: &buffer) == .bytes(10))
+        #expect(Self.read(stream, into: &buffer) == .end(failed: false))
+        // A connection that cannot be suspended (the server is stopping) ends the body as failed.
+        let stuck = HTTPBodyStream { _ in release.wait() }
+        #expect(buffer.withUnsafeMutableBytes { stuck.read(into: $0, suspend: { nil }) } == .end(failed: true))
+        release.signal()
+    }
+
+    /// One read as the server's content reader makes it, waiting (as a suspended connection does) for the
+    /// producer's wake whenever nothing is ready.
+    static func read(_ stream: HTTPBodyStream, into buffer: inout [UInt8]) -> HTTPBodyStream.Read {
+        while true {
+            let woken = DispatchSemaphore(value: 0)
+            let result = buffer.withUnsafeMutableBytes { stream.read(into: $0, suspend: { { woken.signal() } }) }
+            guard result == .waiting else { return result }
+            woken.wait()
+        }
     }
 
     /// A flag set from the producer's thread.

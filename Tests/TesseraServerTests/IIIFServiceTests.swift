@@ -221,6 +221,27 @@ import Testing
         #expect(service.responses.usage.count == 2)
     }
 
+    /// What needs no decoding is answered on the polling thread: info.json of an open pyramid, a stored tile, a
+    /// held render, a bad request. A render, or an image not open yet, is handed to a worker.
+    @Test(needsVips) func storedTilesAndHeldRendersAreAnsweredAtOnceAndRendersOnAWorker() throws {
+        _ = try libvipsPyramid()
+        let service = IIIFService(catalog: try ImageCatalog(path: folder + "/images"))
+        func isNow(_ path: String) -> Bool {
+            if case .now = service.answer(HTTPRequest(method: "GET", path: path, headers: ["host": "example.org"])) {
+                return true
+            }
+            return false
+        }
+        #expect(!isNow("/iiif/vips/info.json"), "not open yet")
+        #expect(get(service, "/iiif/vips/info.json").status == 200)
+        #expect(isNow("/iiif/vips/info.json"))
+        #expect(isNow("/iiif/vips/0,0,1024,1024/256,/0/default.jpg"), "a stored tile")
+        #expect(isNow("/iiif/vips/full/300,/0/default.xyz"), "a bad request")
+        #expect(!isNow("/iiif/vips/full/300,/0/default.jpg"), "a render")
+        #expect(get(service, "/iiif/vips/full/300,/0/default.jpg").status == 200)
+        #expect(isNow("/iiif/vips/full/300,/0/default.jpg"), "the render, held")
+    }
+
     @Test func regionsOfAPlainJPEGAreReadThroughItsEntropyIndex() throws {
         // Grain, so the file is a photograph's size and its index fits in 0.5% of it.
         var image = ImageBuffer(width: 1600, height: 1200, format: .rgb8)

@@ -20,25 +20,25 @@ import Tessera
 
     @Test func anUnchangedFileIsReusedAndAChangedOneReopened() throws {
         let images = OpenImages(cache: nil)
-        let first = try images.open("\(folder)/0.png")
-        #expect(try images.open("\(folder)/0.png").source === first.source)
+        let first = try images.open("\(folder)/0.png", .worker)
+        #expect(try images.open("\(folder)/0.png", .worker).source === first.source)
         try ImageWriter.write(BufferReader(ImageBuffer(width: 20, height: 8, format: .rgb8)), to: "\(folder)/0.png")
-        let changed = try images.open("\(folder)/0.png")
+        let changed = try images.open("\(folder)/0.png", .worker)
         #expect(changed.source !== first.source && changed.source.properties.width == 20)
         #expect(images.usage.count == 1)
     }
 
     @Test func theLeastRecentlyUsedGoBeyondTheByteLimit() throws {
-        let cost = try OpenImages(cache: nil).open("\(folder)/0.png").byteCost
+        let cost = try OpenImages(cache: nil).open("\(folder)/0.png", .worker).byteCost
         let images = OpenImages(cache: nil, byteLimit: 3 * cost)
-        let kept = try images.open("\(folder)/0.png")
+        let kept = try images.open("\(folder)/0.png", .worker)
         for index in 1..<6 {
-            _ = try images.open("\(folder)/\(index).png")
-            _ = try images.open("\(folder)/0.png")  // used again each time: never the oldest
+            _ = try images.open("\(folder)/\(index).png", .worker)
+            _ = try images.open("\(folder)/0.png", .worker)  // used again each time: never the oldest
         }
         #expect(images.usage.count == 3 && images.usage.bytes == 3 * cost)
-        #expect(try images.open("\(folder)/0.png").source === kept.source)
-        #expect(try images.open("\(folder)/5.png").source.properties.width == 13)
+        #expect(try images.open("\(folder)/0.png", .worker).source === kept.source)
+        #expect(try images.open("\(folder)/5.png", .worker).source.properties.width == 13)
         #expect(images.usage.count == 3)
     }
 }

@@ -1,5 +1,6 @@
 """`tessera serve` under overload, on loopback: 64 concurrent `full/max` renders of a 100 MP JPEG each answered
-with an image or a 503 with Retry-After and the peak RSS within the render budget plus a fixed overhead; SIGTERM
+with an image or a 503 with Retry-After and the peak RSS within the render budget plus a fixed overhead; a render
+longer than the connection timeout holding up none of the other connections of its polling thread; SIGTERM
 under load answering every request sent before it, then exiting 0 within the grace period; /metrics in
 Prometheus' text format agreeing with the requests made; the access log keeping the query string; 1,000
 concurrent connections over a pyramid's tiles all answered, by a server started with a soft limit of open files
@@ -159,14 +160,70 @@ def test_64_full_max_renders_are_answered_within_the_render_budget(tessera, imag
         samples = parse_metrics(get(server.port, "/metrics")[2].decode())
         assert total(samples, "tessera_http_requests_total", route="iiif", status="200") == images_sent
         assert total(samples, "tessera_http_requests_total", route="iiif", status="503") == LINKS - images_sent
-        assert total(samples, "tessera_render_refusals_total") == LINKS - images_sent
-        assert total(samples, "tessera_response_cache_misses_total") == LINKS
+        # A 503 comes from the workers' queue (waited too long) or from the render budget's.
+        worker_refusals = total(samples, "tessera_worker_refusals_total")
+        assert worker_refusals + total(samples, "tessera_render_refusals_total") == LINKS - images_sent
+        assert total(samples, "tessera_response_cache_misses_total") == LINKS - worker_refusals
+        assert total(samples, "tessera_workers_busy") == 0 and total(samples, "tessera_workers_queued") == 0
         assert total(samples, "tessera_http_request_duration_seconds_count", route="iiif") == LINKS
         assert total(samples, "tessera_renders_in_flight") == 0 and total(samples, "tessera_render_memory_bytes") == 0
         assert total(samples, "tessera_render_memory_limit_bytes") == RENDER_MEMORY
         sent = sum(len(result[2]) for result in results if result[0] == 200)
         assert total(samples, "tessera_http_response_bytes_total", route="iiif") >= sent
     finally:
+        server.close()
+
+
+def test_a_long_render_holds_up_no_other_connection_of_its_polling_thread(tessera, images, tmp_path):
+    """One polling thread and a 1 s connection timeout: while a render longer than that runs (on a worker), the
+    thread's other kept-alive connections are answered at once, every time, on the same sockets. Before, their
+    requests waited unread behind the render, and were closed unanswered once it ended."""
+    timeout = 1
+    server = Server(tessera, images, tmp_path, "--threads", 1, "--connection-timeout", timeout, "--quiet")
+    kept = [http.client.HTTPConnection("127.0.0.1", server.port, timeout=60) for _ in range(4)]
+
+    def ask(connection, path):
+        start = time.monotonic()
+        connection.request("GET", path)
+        response = connection.getresponse()
+        response.read()
+        return response.status, time.monotonic() - start
+
+    try:
+        for connection in kept:
+            assert ask(connection, "/iiif/small.png/info.json")[0] == 200
+        sockets = [connection.sock for connection in kept]
+        render = {}
+
+        def slow():
+            start = time.monotonic()
+            # A 25 MP PNG: several seconds of decoding and deflating.
+            render["answer"] = get(server.port, "/iiif/big_00.jpg/full/max/0/default.png")
+            render["seconds"] = time.monotonic() - start
+
+        thread = threading.Thread(target=slow)
+        thread.start()
+        time.sleep(0.2)
+        latencies = []
+        while thread.is_alive():
+            for connection in kept:
+                for path in ["/health", "/iiif/small.png/info.json", "/iiif/small.png/0,0,256,256/256,/0/default.jpg"]:
+                    status, seconds = ask(connection, path)
+                    assert status == 200, path
+                    latencies.append(seconds)
+            time.sleep(0.1)
+        thread.join()
+        status, headers, body = render["answer"]
+        assert status == 200 and body[:8] == b"\x89PNG\r\n\x1a\n"
+        print(f"\nduring a {render['seconds']:.1f} s render: {len(latencies)} requests on 4 kept connections, "
+              f"slowest {max(latencies) * 1000:.0f} ms")
+        assert render["seconds"] > 2 * timeout, "the render outlasts the connection timeout"
+        assert len(latencies) >= 2 * 4 * 3, "requests answered while the render ran"
+        assert max(latencies) < render["seconds"] / 2, "no request waited for the render"
+        assert [connection.sock for connection in kept] == sockets, "every connection kept alive"
+    finally:
+        for connection in kept:
+            connection.close()
         server.close()
 
 

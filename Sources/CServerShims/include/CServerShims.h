@@ -11,12 +11,13 @@
 #include <sys/epoll.h>
 
 /// Starts a daemon on `address:port` (IPv4, network byte order not needed: host order) with an internal pool of
-/// `threads` polling threads and keep-alive; URLs reach `handler` undecoded so percent-encoded slashes in
-/// identifiers survive. `request_started` sees each request's whole URI (query included) as soon as its request
+/// `threads` polling threads and keep-alive, closing a connection silent for `connection_timeout` seconds, whose
+/// connections can be suspended and resumed (MHD_suspend_connection); URLs reach `handler` undecoded so
+/// percent-encoded slashes in identifiers survive. `request_started` sees each request's whole URI (query included) as soon as its request
 /// line arrives and returns the request's state; `request_completed` is called once the request is answered or
 /// abandoned. The daemon can be quiesced (stop accepting, keep serving). Returns NULL if the port cannot be bound.
 struct MHD_Daemon *tessera_http_start(const char *address, uint16_t port, unsigned int threads,
-                                      MHD_AccessHandlerCallback handler, void *context,
+                                      unsigned int connection_timeout, MHD_AccessHandlerCallback handler, void *context,
                                       void *(*request_started)(void *context, const char *uri,
                                                                struct MHD_Connection *connection),
                                       MHD_RequestCompletedCallback request_completed);

@@ -53,6 +53,16 @@ public final class SharedCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// How callers were answered since the start.
     public var lookups: Lookups { state.withLock(\.lookups) }
 
+    /// The value held for `key`, counted as a hit, or nil (neither waiting nor making, nor counted): for a caller
+    /// that must not wait, and asks `value` elsewhere on a miss.
+    public func heldValue(for key: Key) -> Value? {
+        state.withLock { state in
+            guard let held = state.values.use(key) else { return nil }
+            state.lookups.hits += 1
+            return held
+        }
+    }
+
     /// The value for `key`: held, or being made by another caller (waited for), or made by `make` now and kept.
     public func value(for key: Key, make: () throws -> Value) throws -> Value {
         let role: Role = state.withLock { state in

@@ -4,8 +4,8 @@ import Foundation
 /// and writes chunks; libmicrohttpd reads them as the socket takes them and sends them with chunked transfer
 /// encoding. At most `capacity` bytes wait between the two: a producer ahead of a slow client blocks in `write`
 /// (back-pressure), and once the client has gone `write` throws, so the producer stops. While the producer has
-/// nothing ready, libmicrohttpd's read waits for it, holding one of the server's polling threads: streams are for
-/// the few large responses whose first bytes matter, not for every tile.
+/// nothing ready, the connection is suspended (its polling thread serves the others) and resumed by the
+/// producer's next `write` or its end.
 public final class HTTPBodyStream: @unchecked Sendable {
     /// Thrown by `write` when the client has disconnected.
     public struct Disconnected: Error {}
@@ -18,6 +18,8 @@ public final class HTTPBodyStream: @unchecked Sendable {
     private var finished = false
     private var failed = false
     private var cancelled = false
+    /// What resumes the reader's suspended connection, while it waits for bytes.
+    private var wake: (@Sendable () -> Void)?
     private let capacity: Int
 
     /// Starts `produce` at once on a thread of its own; an error it throws ends the body early (the client sees
@@ -27,11 +29,13 @@ public final class HTTPBodyStream: @unchecked Sendable {
         let thread = Thread { [self] in
             var succeeded = true
             do { try produce(self) } catch { succeeded = false }
-            condition.withLock {
+            let wake = condition.withLock {
                 finished = true
                 failed = !succeeded
                 condition.broadcast()
+                return takeWake()
             }
+            wake?()
         }
         thread.start()
     }
@@ -39,21 +43,40 @@ public final class HTTPBodyStream: @unchecked Sendable {
     /// Queues `bytes` for the client, waiting while `capacity` bytes are already queued.
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         guard !bytes.isEmpty else { return }
-        try condition.withLock {
+        let wake = try condition.withLock {
             while buffered >= capacity && !cancelled { condition.wait() }
             if cancelled { throw Disconnected() }
             chunks.append([UInt8](bytes))
             buffered += bytes.count
             condition.broadcast()
+            return takeWake()
         }
+        wake?()
     }
 
-    /// What libmicrohttpd's content reader returns: bytes copied into `target`, or nil at the end of the body
-    /// (`failed` when it ended early). Waits while the producer has nothing ready.
-    func read(into target: UnsafeMutableRawBufferPointer) -> (count: Int?, failed: Bool) {
+    /// What a read found.
+    enum Read: Equatable {
+        /// Bytes copied into the target.
+        case bytes(Int)
+        /// The end of the body (`failed` when it ended early).
+        case end(failed: Bool)
+        /// Nothing ready yet: the reader's connection is suspended until the producer writes or ends.
+        case waiting
+    }
+
+    /// What libmicrohttpd's content reader returns, without waiting: bytes copied into `target`, the end, or,
+    /// while the producer has nothing ready, `waiting` once `suspend` has suspended the connection and given what
+    /// resumes it (called once, when the producer writes or ends); the end with a failure when `suspend` cannot.
+    func read(into target: UnsafeMutableRawBufferPointer, suspend: () -> (@Sendable () -> Void)?) -> Read {
         condition.withLock {
-            while chunks.isEmpty && !finished { condition.wait() }
-            guard let first = chunks.first else { return (nil, failed) }
+            if chunks.isEmpty && !finished {
+                // Asked again while already waiting: the connection is suspended still.
+                if wake != nil { return .waiting }
+                guard let resume = suspend() else { return .end(failed: true) }
+                wake = resume
+                return .waiting
+            }
+            guard let first = chunks.first else { return .end(failed: failed) }
             let count = min(target.count, first.count - offsetInFirst)
             first.withUnsafeBytes { source in
                 target.baseAddress!.copyMemory(from: source.baseAddress! + offsetInFirst, byteCount: count)
@@ -65,8 +88,14 @@ public final class HTTPBodyStream: @unchecked Sendable {
             }
             buffered -= count
             condition.broadcast()
-            return (count, false)
+            return .bytes(count)
         }
+    }
+
+    /// The waiting reader's resume, taken so that it is called once (under the lock; called after it).
+    private func takeWake() -> (@Sendable () -> Void)? {
+        defer { wake = nil }
+        return wake
     }
 
     /// The response is gone (sent, or the client disconnected): a waiting producer is released.
@@ -75,6 +104,7 @@ public final class HTTPBodyStream: @unchecked Sendable {
             cancelled = true
             chunks.removeAll()
             buffered = 0
+            wake = nil
             condition.broadcast()
         }
     }

@@ -67,10 +67,15 @@ public final class DrainState: Sendable {
 }
 
 /// An HTTP/1.1 server on libmicrohttpd: a pool of polling threads, keep-alive, HEAD handled by the library.
-/// Every request goes to one handler, called concurrently from the pool's threads. `drain` stops it gracefully:
-/// no new connections, the requests already there answered, then the threads stopped.
+/// Every request goes to one handler, called concurrently from the polling threads once the request is complete.
+/// What it answers `.now` is sent at once; what it answers `.later` is made on a worker of the server's
+/// `HandlerPool` while the connection is suspended (`SuspendedConnections`), and sent when it is ready: a slow
+/// answer holds no polling thread, so the thread's other connections are served meanwhile and none of them
+/// waits unread past libmicrohttpd's connection timeout. A streamed body's reader suspends its connection the
+/// same way while the producer has nothing ready. `drain` stops it gracefully: no new connections, the requests
+/// already there answered (the suspended ones too), then the threads stopped.
 public final class HTTPServer: Sendable {
-    public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+    public typealias Handler = @Sendable (HTTPRequest) -> HTTPAnswer
 
     /// The request headers copied into `HTTPRequest.headers`.
     static let headerNames = ["host", "if-none-match", "if-modified-since", "accept", "origin", "x-forwarded-proto",
@@ -78,15 +83,29 @@ public final class HTTPServer: Sendable {
 
     private let handler: Handler
     private let daemon = Mutex<Daemon?>(nil)
+    /// The workers that make `.later` answers.
+    public let workers: HandlerPool
+    private let suspended = SuspendedConnections()
     /// Requests whose request line has arrived and that are not yet answered (or abandoned).
     private let active = Atomic<Int>(0)
     /// Set by `drain`: every response then closes its connection, and health checks fail.
     public let drainState: DrainState
 
-    /// One request's state between libmicrohttpd's calls: its whole URI, and whether the handler has seen it.
-    private final class RequestState {
+    /// One request's state between libmicrohttpd's calls: its whole URI, and how far it has got.
+    private final class RequestState: Sendable {
+        enum Phase {
+            /// The headers arrived; libmicrohttpd calls again once the body (if any) is read.
+            case arrived
+            /// The body is being skipped; the call with no more of it makes the answer.
+            case reading
+            /// A worker makes the response; the connection is suspended.
+            case working
+            /// The worker's response, queued when libmicrohttpd calls after the connection is resumed.
+            case ready(HTTPResponse)
+        }
+
         let uri: String
-        var seen = false
+        let phase = Mutex(Phase.arrived)
 
         init(uri: String) { self.uri = uri }
     }
@@ -96,20 +115,24 @@ public final class HTTPServer: Sendable {
         let pointer: OpaquePointer
     }
 
-    /// A server that answers every request with `handler`, called on the server's threads, and reports its
-    /// draining in `drainState` (which the site's health check reads); `start` listens.
-    public init(drainState: DrainState = DrainState(), handler: @escaping Handler) {
+    /// A server that answers every request with `handler`, called on the server's polling threads, its `.later`
+    /// answers made on `workers` (closed when the server stops), and reports its draining in `drainState` (which
+    /// the site's health check reads); `start` listens.
+    public init(drainState: DrainState = DrainState(), workers: HandlerPool, handler: @escaping Handler) {
         self.drainState = drainState
+        self.workers = workers
         self.handler = handler
     }
 
     deinit { stop() }
 
-    /// Starts listening on `address:port` (port 0 picks a free one; see `port`) with `threads` polling threads.
-    public func start(address: String = "127.0.0.1", port: UInt16, threads: Int) throws {
+    /// Starts listening on `address:port` (port 0 picks a free one; see `port`) with `threads` polling threads,
+    /// closing a connection silent for `connectionTimeout` seconds.
+    public func start(address: String = "127.0.0.1", port: UInt16, threads: Int, connectionTimeout: Int) throws {
         let context = Unmanaged.passUnretained(self).toOpaque()
-        guard let started = tessera_http_start(address, port, UInt32(max(1, threads)), HTTPServer.callback, context,
-                                               HTTPServer.requestStarted, HTTPServer.requestCompleted)
+        guard let started = tessera_http_start(address, port, UInt32(max(1, threads)), UInt32(max(1, connectionTimeout)),
+                                               HTTPServer.callback, context, HTTPServer.requestStarted,
+                                               HTTPServer.requestCompleted)
         else {
             throw TesseraServerError.cannotListen(address: address, port: Int(port))
         }
@@ -128,9 +151,9 @@ public final class HTTPServer: Sendable {
     public var requestsInProgress: Int { active.load(ordering: .relaxed) }
 
     /// Stops gracefully: closes the listening socket at once (new connections are refused), answers the requests
-    /// already there with `Connection: close`, and stops once none is left (or none has been in progress for a
-    /// second, with only idle keep-alive connections open) or `grace` seconds have passed. Returns whether every
-    /// request in progress was answered.
+    /// already there with `Connection: close` (those on workers too), and stops once none is left (or none has
+    /// been in progress for a second, with only idle keep-alive connections open) or `grace` seconds have passed.
+    /// Returns whether every request in progress was answered.
     @discardableResult
     public func drain(grace: Double) -> Bool {
         drainState.begin()
@@ -158,30 +181,40 @@ public final class HTTPServer: Sendable {
         return finished
     }
 
-    /// Stops accepting connections and waits for the threads to finish their requests.
+    /// Stops accepting connections and stops the threads: the suspended connections are resumed first (and
+    /// closed unanswered: a worker's response after this is dropped), the jobs still queued refused.
     public func stop() {
         daemon.withLock { daemon in
+            suspended.resumeAll()
             if let running = daemon { MHD_stop_daemon(running.pointer) }
             daemon = nil
         }
+        workers.close()
     }
 
     private static let callback: MHD_AccessHandlerCallback = { context, connection, url, method, _, _, uploadSize,
                                                                requestState in
         guard let context, let connection, let url, let method, let state = requestState?.pointee else { return .NO }
+        let request = Unmanaged<RequestState>.fromOpaque(state).takeUnretainedValue()
+        let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
         // libmicrohttpd calls once when the headers arrive, then again once the body (if any) is read. A response
         // queued on the first call counts as an early reply and closes the connection, losing keep-alive, so the
         // first call only marks the request as seen, and any body is skipped.
-        let request = Unmanaged<RequestState>.fromOpaque(state).takeUnretainedValue()
-        if !request.seen {
-            request.seen = true
+        switch request.phase.withLock({ $0 }) {
+        case .arrived:
+            request.phase.withLock { $0 = .reading }
             return .YES
+        case .reading:
+            if let uploadSize, uploadSize.pointee > 0 {
+                uploadSize.pointee = 0
+                return .YES
+            }
+        case .working:
+            // Called again while suspended only when the server stops: the connection is closed.
+            return server.suspended.isStopping ? .NO : .YES
+        case let .ready(response):
+            return server.queue(response, on: connection)
         }
-        if let uploadSize, uploadSize.pointee > 0 {
-            uploadSize.pointee = 0
-            return .YES
-        }
-        let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
         var headers: [String: String] = [:]
         for name in headerNames {
             if let value = MHD_lookup_connection_value(connection, .HEADER_KIND, name) {
@@ -189,9 +222,42 @@ public final class HTTPServer: Sendable {
             }
         }
         let query = request.uri.firstIndex(of: "?").map { String(request.uri[request.uri.index(after: $0)...]) } ?? ""
-        var response = server.handler(HTTPRequest(method: String(cString: method), path: String(cString: url),
-                                                  headers: headers, query: query))
-        if server.drainState.isDraining { response.headers.append(("Connection", "close")) }
+        switch server.handler(HTTPRequest(method: String(cString: method), path: String(cString: url),
+                                          headers: headers, query: query)) {
+        case let .now(response):
+            return server.queue(response, on: connection)
+        case let .later(work, finish):
+            return server.handOff(work: work, finish: finish, of: request, on: connection)
+        }
+    }
+
+    /// Suspends `connection` and has a worker make its response with `work`, `finish`ed; the connection is
+    /// resumed once it is ready (or refused: a 503), and libmicrohttpd's next call queues it.
+    private func handOff(work: @escaping @Sendable () -> HTTPResponse,
+                         finish: @escaping @Sendable (HTTPResponse) -> HTTPResponse,
+                         of request: RequestState, on connection: OpaquePointer) -> MHD_Result {
+        guard let ticket = suspended.suspend(connection) else {
+            return queue(finish(.text(503, "the server is stopping")), on: connection)
+        }
+        request.phase.withLock { $0 = .working }
+        let suspended = self.suspended
+        let retryAfter = max(1, Int(workers.limits.maxWait.rounded(.up)))
+        let answer: @Sendable (HTTPResponse) -> Void = { response in
+            request.phase.withLock { $0 = .ready(response) }
+            suspended.resume(ticket)
+        }
+        workers.submit({ answer(finish(work())) }, refuse: {
+            var busy = HTTPResponse.text(503, "the server is busy: no worker came free in time; retry later")
+            busy.headers.append(("Retry-After", "\(retryAfter)"))
+            answer(finish(busy))
+        })
+        return .YES
+    }
+
+    /// Queues `response` on `connection`, with `Connection: close` while draining.
+    private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+        var response = response
+        if drainState.isDraining { response.headers.append(("Connection", "close")) }
         if let stream = response.stream { return queue(response, streaming: stream, on: connection) }
         return response.body.withUnsafeBytes { body -> MHD_Result in
             guard let reply = MHD_create_response_from_buffer(body.count, UnsafeMutableRawPointer(mutating: body.baseAddress),
@@ -220,22 +286,48 @@ extension HTTPServer {
         Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().active.subtract(1, ordering: .relaxed)
     }
 
+    /// A streamed body's reader: the stream, and what suspends its connection while the stream has nothing ready.
+    private final class StreamReader {
+        let stream: HTTPBodyStream
+        let connection: OpaquePointer
+        let suspended: SuspendedConnections
+
+        init(stream: HTTPBodyStream, connection: OpaquePointer, suspended: SuspendedConnections) {
+            self.stream = stream
+            self.connection = connection
+            self.suspended = suspended
+        }
+
+        /// libmicrohttpd's content reader result: a byte count (0 while suspended, waiting for the producer),
+        /// MHD_CONTENT_READER_END_OF_STREAM (-1) or MHD_CONTENT_READER_END_WITH_ERROR (-2).
+        func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+            let suspended = self.suspended, connection = connection
+            let suspend = { () -> (@Sendable () -> Void)? in
+                guard let ticket = suspended.suspend(connection) else { return nil }
+                return { suspended.resume(ticket) }
+            }
+            switch stream.read(into: buffer, suspend: suspend) {
+            case let .bytes(count): return count
+            case .waiting: return 0
+            case let .end(failed): return failed ? -2 : -1
+            }
+        }
+    }
+
     /// Queues a response whose body libmicrohttpd pulls from `stream` as the socket accepts it; an unknown size
     /// makes it use chunked transfer encoding. The stream is retained until libmicrohttpd frees the response,
     /// which also happens when the client disconnects: then the producer is released with an error.
-    private static func queue(_ response: HTTPResponse, streaming stream: HTTPBodyStream,
-                              on connection: OpaquePointer) -> MHD_Result {
-        let context = Unmanaged.passRetained(stream).toOpaque()
+    private func queue(_ response: HTTPResponse, streaming stream: HTTPBodyStream,
+                       on connection: OpaquePointer) -> MHD_Result {
+        let reader = StreamReader(stream: stream, connection: connection, suspended: suspended)
+        let context = Unmanaged.passRetained(reader).toOpaque()
         guard let reply = MHD_create_response_from_callback(UInt64.max, 64 * 1024, { context, _, buffer, size in
-            let stream = Unmanaged<HTTPBodyStream>.fromOpaque(context!).takeUnretainedValue()
-            let (count, failed) = stream.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: size))
-            // libmicrohttpd's MHD_CONTENT_READER_END_OF_STREAM and MHD_CONTENT_READER_END_WITH_ERROR.
-            return count ?? (failed ? -2 : -1)
+            let reader = Unmanaged<StreamReader>.fromOpaque(context!).takeUnretainedValue()
+            return reader.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: size))
         }, context, { context in
-            let stream = Unmanaged<HTTPBodyStream>.fromOpaque(context!).takeRetainedValue()
-            stream.cancel()
+            Unmanaged<StreamReader>.fromOpaque(context!).takeRetainedValue().stream.cancel()
         }) else {
-            Unmanaged<HTTPBodyStream>.fromOpaque(context).release()
+            Unmanaged<StreamReader>.fromOpaque(context).release()
             stream.cancel()
             return .NO
         }

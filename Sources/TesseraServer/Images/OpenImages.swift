@@ -53,8 +53,10 @@ final class OpenImages: Sendable {
     /// How many images are open, and the memory they hold.
     var usage: (count: Int, bytes: Int) { entries.withLock { ($0.images.count, $0.bytes) } }
 
-    /// The opened image for `path`, opened again when the file changed or the cache built a pyramid for it.
-    func open(_ path: String) throws -> Image {
+    /// The opened image for `path`, opened again when the file changed or the cache built a pyramid for it. On a
+    /// polling thread only an image open already as a pyramid or with stored tiles is answered (nothing left to
+    /// ask of the pyramid cache or to parse); any other throws `NeedsWorker`.
+    func open(_ path: String, _ place: HandlerPlace) throws -> Image {
         let remote = RemoteURL.isRemote(path)
         let attributes = remote ? nil : try? FileManager.default.attributesOfItem(atPath: path)
         let stamp = (modified: attributes?[.modificationDate] as? Date ?? .distantPast, size: attributes?[.size] as? Int ?? 0)
@@ -62,6 +64,7 @@ final class OpenImages: Sendable {
             (remote ? !image.hasChanged : image.modified == stamp.modified && image.size == stamp.size) ? image : nil
         }
         if let unchanged, unchanged.current.isCachedPyramid || unchanged.tiles != nil { return unchanged }
+        try place.requireWorker()
         let file = try unchanged?.current.file ?? ImageSource(path: path)
         let (key, modified, size) = remote ? file.input.cacheIdentity : (path, stamp.modified, stamp.size)
         // A large plain image is read directly until its pyramid is built, then from the pyramid; its coarse

@@ -2,7 +2,8 @@ import Foundation
 import Tessera
 
 /// What `GET /metrics` tells an operator about a site: requests by route and status, their latency and the bytes
-/// sent, the renders in flight and queued against the render budget, the requests refused with a 503, the
+/// sent, the server's workers busy and queued, the renders in flight and queued against the render budget, the
+/// requests refused with a 503 (by the workers' queue or the render budget), the
 /// response cache's hits and misses and the memory it holds, the open images, the pyramid builds and their
 /// durations, and the process's resident memory.
 public final class ServerMetrics: Sendable {
@@ -18,8 +19,9 @@ public final class ServerMetrics: Sendable {
     /// Pyramid builds' bucket bounds, in seconds.
     static let buildBounds = [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600]
 
-    /// The metrics of a site serving `service`; its pyramid cache's builds are recorded as they finish.
-    public init(service: IIIFService) {
+    /// The metrics of a site serving `service` with the server's `workers` (when given); its pyramid cache's
+    /// builds are recorded as they finish.
+    public init(service: IIIFService, workers: HandlerPool? = nil) {
         let registry = registry
         requests = registry.counter("tessera_http_requests_total", help: "HTTP requests answered, by route and status.",
                                     labelNames: ["route", "status"])
@@ -29,6 +31,16 @@ public final class ServerMetrics: Sendable {
         bytesSent = registry.counter("tessera_http_response_bytes_total",
                                      help: "Response body bytes sent whole, by route (streamed bodies are not counted).",
                                      labelNames: ["route"])
+        if let workers {
+            registry.gauge("tessera_workers_busy", help: "Workers making slow answers (renders, streams) now.") {
+                Double(workers.usage.busy)
+            }
+            registry.gauge("tessera_workers_queued", help: "Requests waiting for a worker.") { Double(workers.usage.queued) }
+            registry.counter("tessera_worker_refusals_total",
+                             help: "Requests refused with 503 before a worker took them (waited too long).") {
+                Double(workers.usage.refused)
+            }
+        }
         let budget = service.renderBudget
         registry.gauge("tessera_renders_in_flight", help: "Renders running now.") { Double(budget.usage.inFlight) }
         registry.gauge("tessera_renders_queued", help: "Renders waiting for render memory.") { Double(budget.usage.queued) }

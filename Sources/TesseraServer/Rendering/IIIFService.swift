@@ -58,14 +58,20 @@ public final class IIIFService: Sendable {
     /// How many images are open, and the memory they hold.
     public var openImages: (count: Int, bytes: Int) { images.usage }
 
-    /// Answers one request whose path starts with the prefix.
-    public func handle(_ request: HTTPRequest) -> HTTPResponse {
-        var response = route(request)
-        response.headers.append(("Access-Control-Allow-Origin", "*"))
-        return response
+    /// Answers one request whose path starts with the prefix: on the polling thread when nothing needs decoding
+    /// (info.json of an open image, a stored tile, a held render, a 304, an error), else on a worker.
+    public func answer(_ request: HTTPRequest) -> HTTPAnswer {
+        HTTPAnswer.inlineOrLater { place throws(NeedsWorker) in
+            var response = try self.route(request, place)
+            response.headers.append(("Access-Control-Allow-Origin", "*"))
+            return response
+        }
     }
 
-    private func route(_ request: HTTPRequest) -> HTTPResponse {
+    /// `answer`'s response, made on the calling thread.
+    public func handle(_ request: HTTPRequest) -> HTTPResponse { answer(request).response }
+
+    private func route(_ request: HTTPRequest, _ place: HandlerPlace) throws(NeedsWorker) -> HTTPResponse {
         if request.method == "OPTIONS" {
             return HTTPResponse(status: 204, headers: [("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS"),
                                                        ("Access-Control-Allow-Headers", "*"),
@@ -87,13 +93,15 @@ public final class IIIFService: Sendable {
             case 1:
                 return HTTPResponse(status: 303, headers: [("Location", base + "/info.json")])
             case 2 where segments[1] == "info.json":
-                return try info(path: path, id: base, request: request)
+                return try info(path: path, id: base, request: request, place)
             case 5:
                 return try image(path: path, encodedIdentifier: encodedIdentifier, base: base, segments: Array(segments[1...]),
-                                 request: request)
+                                 request: request, place)
             default:
                 throw IIIFError.badRequest("expected {identifier}/{region}/{size}/{rotation}/{quality}.{format}")
             }
+        } catch let handOff as NeedsWorker {
+            throw handOff
         } catch let error as IIIFError {
             return .text(error.status, error.description)
         } catch let refusal as RenderRefusal {
@@ -117,8 +125,8 @@ public final class IIIFService: Sendable {
         PublicBase.of(request, configured: configuration.publicBase).url + configuration.prefix
     }
 
-    private func info(path: String, id: String, request: HTTPRequest) throws -> HTTPResponse {
-        let image = try images.open(path)
+    private func info(path: String, id: String, request: HTTPRequest, _ place: HandlerPlace) throws -> HTTPResponse {
+        let image = try images.open(path, place)
         let properties = image.source.properties
         let document = IIIFInfo(id: id, properties: properties, tileSize: tileSize(of: image),
                                 limits: configuration.limits,
@@ -126,23 +134,25 @@ public final class IIIFService: Sendable {
         return validators(image: image, tag: "info " + id).respond(to: request) { (document.json, IIIFInfo.contentType) }
     }
 
-    private func image(path: String, encodedIdentifier: String, base: String, segments: [String], request: HTTPRequest) throws -> HTTPResponse {
+    private func image(path: String, encodedIdentifier: String, base: String, segments: [String], request: HTTPRequest,
+                       _ place: HandlerPlace) throws -> HTTPResponse {
         let parsed = try IIIFRequest(region: segments[0], size: segments[1], rotation: segments[2],
                                      qualityAndFormat: segments[3])
         guard IIIFRenderer.knownFormats.contains(parsed.format) else {
             throw IIIFError.badRequest("unknown format '\(parsed.format)'")
         }
-        var image = try images.open(path)
+        var image = try images.open(path, place)
         let size = image.source.properties.size
         let resolved = try parsed.resolve(for: size, limits: configuration.limits)
         let reduction = IIIFRenderer.reduction(for: resolved)
         if let cache = configuration.cache, !image.current.isCachedPyramid, image.tiles == nil {
             // A plain JPEG's first requests wait for its entropy index (one pass, built first), then read through
             // it; coarse ones wait for the preview pyramid too, when one is being built.
+            try place.requireWorker()
             _ = cache.waitForIndex(path: image.cacheKey, modified: image.modified, size: image.size)
             if image.current.preview == nil, reduction >= PyramidCache.previewFactor,
                cache.waitForPreview(path: image.cacheKey, modified: image.modified, size: image.size) {
-                image = try images.open(path)
+                image = try images.open(path, place)
             }
         }
         let maxSize = IIIFRequest.maxSize(of: resolved.region.size, limits: configuration.limits, upscale: false)
@@ -158,6 +168,8 @@ public final class IIIFService: Sendable {
             // What the bytes depend on: the file as it is now, what it is read from (the file, its pyramid, the
             // preview) and the request in its canonical form, whatever the host or the spelling asked with.
             let key = "\(image.cacheKey)\n\(image.size) \(image.modified.timeIntervalSince1970)\n\(source.input.name)\n\(canonicalPath)"
+            if let held = responses.heldResponse(for: key) { return (held.bytes, held.mediaType) }
+            try place.requireWorker()
             let rendered = try responses.response(for: key) {
                 if !wholeTile, let made = try storedTile(for: resolved, in: image) {
                     return ResponseCache.Response(bytes: made, mediaType: "image/jpeg")

@@ -37,6 +37,9 @@ public final class ResponseCache: Sendable {
     /// How requests were answered since the start.
     public var lookups: SharedCache<String, Response>.Lookups { cache.lookups }
 
+    /// The response held for `key`, if there is one: what a polling thread may answer with, without waiting.
+    public func heldResponse(for key: String) -> Response? { cache.heldValue(for: key) }
+
     /// The response for `key`: held, or being rendered by another request (waited for), or rendered by `render`
     /// now and kept. An error from `render` reaches every request waiting for it and is not kept.
     public func response(for key: String, render: () throws -> Response) throws -> Response {

@@ -16,8 +16,10 @@ import Foundation
 /// Behind a proxy the pages' links start with the path it puts before the server's (`PublicBase`).
 ///
 /// Routes are tried in order (`/health` first, whatever the prefix); a new kind of path is one more `Route` in
-/// `routes`. Every response carries `Access-Control-Allow-Origin: *`. Every answer is counted in `metrics` under
-/// its route's name.
+/// `routes`. A route answers on the server's polling thread when it can do so without decoding (files, pages,
+/// checks, a stored tile or a held render, `HTTPAnswer.now`) and hands slow work (renders, streams, folder
+/// listings) to the server's workers (`HTTPAnswer.later`). Every response carries `Access-Control-Allow-Origin: *`.
+/// Every answer is counted in `metrics` under its route's name.
 public struct Site: Sendable {
     /// One kind of path: whether a path is of that kind, and how to answer it.
     public struct Route: Sendable {
@@ -26,14 +28,21 @@ public struct Site: Sendable {
         /// Whether the route answers `path` (the request's path, still percent-encoded).
         public let matches: @Sendable (_ path: String) -> Bool
         /// The answer to a request the route matches.
-        public let respond: @Sendable (_ site: Site, _ request: HTTPRequest) -> HTTPResponse
+        public let answer: @Sendable (_ site: Site, _ request: HTTPRequest) -> HTTPAnswer
 
-        /// A route named `name` answering the paths `matches` accepts with `respond`.
+        /// A route named `name` answering the paths `matches` accepts with `answer`.
         public init(_ name: String, matches: @escaping @Sendable (String) -> Bool,
-                    respond: @escaping @Sendable (Site, HTTPRequest) -> HTTPResponse) {
+                    answer: @escaping @Sendable (Site, HTTPRequest) -> HTTPAnswer) {
             self.name = name
             self.matches = matches
-            self.respond = respond
+            self.answer = answer
+        }
+
+        /// A route named `name` answering the paths `matches` accepts with `respond`, on the polling thread: for
+        /// answers that are quick to make.
+        public init(_ name: String, matches: @escaping @Sendable (String) -> Bool,
+                    respond: @escaping @Sendable (Site, HTTPRequest) -> HTTPResponse) {
+            self.init(name, matches: matches) { site, request in .now(respond(site, request)) }
         }
     }
 
@@ -54,8 +63,8 @@ public struct Site: Sendable {
     public let metrics: ServerMetrics
 
     /// A site serving `service`, the viewer from `viewer`, and `extraRoutes` tried before the built-in ones;
-    /// `/health` fails while `isDraining` says so.
-    public init(service: IIIFService, viewer: ViewerAssets?, extraRoutes: [Route] = [],
+    /// `/health` fails while `isDraining` says so; `/metrics` reports `workers` (the server's) when given.
+    public init(service: IIIFService, viewer: ViewerAssets?, extraRoutes: [Route] = [], workers: HandlerPool? = nil,
                 isDraining: @escaping @Sendable () -> Bool = { false }) {
         self.service = service
         self.viewer = viewer
@@ -64,7 +73,7 @@ public struct Site: Sendable {
         let prefix = service.configuration.prefix
         frontPage = FrontPage(catalog: service.catalog, prefix: prefix, limits: service.configuration.limits,
                               hasViewer: viewer != nil)
-        metrics = ServerMetrics(service: service)
+        metrics = ServerMetrics(service: service, workers: workers)
         routes = extraRoutes + [
             Route("health", matches: { $0 == "/health" }) { site, request in
                 site.getOnly(request) {
@@ -74,10 +83,10 @@ public struct Site: Sendable {
                                         body: Array((draining ? "{\"status\":\"draining\"}\n" : "{\"status\":\"ok\"}\n").utf8))
                 }
             },
-            Route("iiif", matches: { $0.hasPrefix(prefix + "/") }) { site, request in site.service.handle(request) },
-            Route("stream", matches: { $0.hasPrefix(ProgressiveStreamService.prefix) }) { site, request in
-                site.streams.handle(request)
-            },
+            Route("iiif", matches: { $0.hasPrefix(prefix + "/") }, answer: { site, request in site.service.answer(request) }),
+            Route("stream", matches: { $0.hasPrefix(ProgressiveStreamService.prefix) }, answer: { site, request in
+                .later { site.streams.handle(request) }
+            }),
             Route("web", matches: { $0.hasPrefix("/web/") }) { site, request in
                 site.withViewer(request) { $0.file(request.path.dropFirst("/web/".count), request: request) }
             },
@@ -85,27 +94,37 @@ public struct Site: Sendable {
                 site.viewerPage(request)
             },
             Route("metrics", matches: { $0 == "/metrics" }) { site, request in site.getOnly(request) { site.metrics.response } },
-            Route("front", matches: { FrontPage.folder(fromPath: $0) != nil }) { site, request in
-                site.getOnly(request) {
-                    site.frontPage.response(folder: FrontPage.folder(fromPath: request.path) ?? "", root: site.root(of: request))
+            Route("front", matches: { FrontPage.folder(fromPath: $0) != nil }, answer: { site, request in
+                .later {
+                    site.getOnly(request) {
+                        site.frontPage.response(folder: FrontPage.folder(fromPath: request.path) ?? "",
+                                                root: site.root(of: request))
+                    }
                 }
-            },
+            }),
         ]
     }
 
-    /// Answers one request, and counts it in `metrics`.
-    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+    /// Answers one request, now or on a worker, and counts the response in `metrics` once it is made (its
+    /// seconds from the request's arrival, a worker's queue included).
+    public func answer(_ request: HTTPRequest) -> HTTPAnswer {
         let start = DispatchTime.now()
         let route = routes.first { $0.matches(request.path) }
-        var response = route?.respond(self, request) ?? .text(404, "not found")
-        if !response.headers.contains(where: { $0.0 == "Access-Control-Allow-Origin" }) {
-            response.headers.append(("Access-Control-Allow-Origin", "*"))
+        let answer = route?.answer(self, request) ?? .now(.text(404, "not found"))
+        return answer.map { [metrics] response in
+            var response = response
+            if !response.headers.contains(where: { $0.0 == "Access-Control-Allow-Origin" }) {
+                response.headers.append(("Access-Control-Allow-Origin", "*"))
+            }
+            metrics.record(route: route?.name ?? "none", status: response.status,
+                           bytes: request.method == "HEAD" ? 0 : response.body.count,
+                           seconds: Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9)
+            return response
         }
-        metrics.record(route: route?.name ?? "none", status: response.status,
-                       bytes: request.method == "HEAD" ? 0 : response.body.count,
-                       seconds: Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9)
-        return response
     }
+
+    /// `answer`'s response, made on the calling thread (for tests and the fuzzer).
+    public func handle(_ request: HTTPRequest) -> HTTPResponse { answer(request).response }
 
     /// `/view/{identifier}` for a known image, or `/view` and `/view/` (the page then reads `?src=`).
     private func viewerPage(_ request: HTTPRequest) -> HTTPResponse {
