@@ -76,7 +76,7 @@ import Testing
         let pyramids = cache.pyramids(for: source, path: folder + "/images/wide.jpg",
                                       modified: try modified("wide"), size: try byteCount("wide"))
         let previewFile = try #require(pyramids?.preview)
-        let previewTiles = try #require(try StoredTileReader(source: ImageSource(path: previewFile)))
+        let previewTiles = try #require(try ImageSource(path: previewFile).storedJPEGTiles())
         let stored = try #require(try previewTiles.jpeg(scale: 1, column: 0, row: 0, size: Size(width: 256, height: 256)))
         #expect(fromPreview.body == stored, "a whole tile at 1/8 is the preview's stored tile")
         #expect(meanDifference(try pixels(fromPreview), try pixels(get(direct, tile))) < 2)
