@@ -182,6 +182,24 @@ import Testing
         #expect(service.responses.usage.count == kept + 1)
     }
 
+    /// info.json is written directly, byte for byte as JSONSerialization writes the same document pretty-printed
+    /// with sorted keys (what it was made with before, and what clients' tests match text against), with an id that
+    /// needs escaping and the optional limits present.
+    @Test func infoJSONIsWhatJSONSerializationWrites() throws {
+        let properties = ImageProperties(format: .tiff, width: 7001, height: 5003, channels: 3, bitDepth: 8,
+                                         colorModel: .rgb, hasAlpha: false,
+                                         levels: [Size(width: 7001, height: 5003), Size(width: 3500, height: 2501)])
+        for (id, limits) in [("http://h/iiif/plain.tif", IIIFLimits(maxArea: 25_000_000)),
+                             ("http://h/iiif/a \"quoted\" \\ name\u{1}\t/é.tif", IIIFLimits(maxWidth: 4000, maxHeight: 3000))] {
+            let written = IIIFInfo(id: id, properties: properties, tileSize: 256, limits: limits).json
+            let object = try JSONSerialization.jsonObject(with: Data(written))
+            let expected = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys,
+                                                                                          .withoutEscapingSlashes])
+            #expect(written == Array(expected) + [0x0A], "\(String(decoding: written, as: UTF8.self))")
+            #expect((object as? [String: Any])?["id"] as? String == id)
+        }
+    }
+
     /// info.json's `sizes` are the levels libvips stored (rounded down), and asking for one is that level's pixels
     /// as stored, re-encoded: not the level stretched by a pixel, not a larger level shrunk.
     @Test(needsVips) func sizesAreTheStoredLevelsAndAreReadAsTheyAre() throws {
