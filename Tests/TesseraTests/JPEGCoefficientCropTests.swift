@@ -29,6 +29,27 @@ import Testing
         }
     }
 
+    /// A corner that leaves out only samples of the last MCU column and row is the JPEG itself, its frame header
+    /// saying the new size: the same bytes but those four, the whole image's corner decoded (exactly, but for
+    /// chroma upsampled along the cut when subsampled).
+    @Test(arguments: [(PixelFormat.rgb8, EncodeOptions.Subsampling.s444), (.gray8, .s444), (.rgb8, .s420)])
+    func aCornerOfTheSameBlocksIsTheJPEGRelabelled(format: PixelFormat, subsampling: EncodeOptions.Subsampling) throws {
+        let whole = try jpeg(format, subsampling: subsampling)
+        let decoded = try ImageSource(bytes: whole).makeReader().readAll()
+        let size = Size(width: 250, height: 249)
+        let cropped = try JPEGCoefficientCrop.topLeft(of: whole, size: size, content: Size(width: 256, height: 256), name: "tile")
+        #expect(cropped.count == whole.count && zip(cropped, whole).filter { $0 != $1 }.count <= 4)
+        let corner = try ImageSource(bytes: cropped).makeReader().readAll()
+        #expect(corner.size == size)
+        if subsampling == .s444 {
+            #expect(TestImages.maxDifference(corner, TestImages.crop(decoded, Rect(size))) == 0)
+        } else {
+            #expect(TestImages.meanDifference(corner, TestImages.crop(decoded, Rect(size))) < 1)
+        }
+        // A corner of fewer blocks is cut from the coefficients, not relabelled.
+        #expect(JPEGCoefficientCrop.sameBlocks(whole, size: Size(width: 100, height: 250)) == nil)
+    }
+
     /// An edge tile padded with black past its real 203 x 250 pixels, and a whole tile, asked for up to two pixels
     /// larger: the real pixels stay as stored (only the blocks along the new edge are made again, requantised with
     /// the same tables), the new ones repeat the last real column and row, as a stretch by those pixels would.
