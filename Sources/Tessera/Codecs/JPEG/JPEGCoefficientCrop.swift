@@ -105,18 +105,28 @@ enum JPEGCoefficientCrop {
     /// `jpeg` with its frame header saying `size`, when a JPEG of that size codes exactly the blocks it codes (the
     /// corner leaves out only samples of its last MCU column and row: a padded edge tile whose real pixels end in
     /// its last MCUs): decoders then crop those MCUs to the new size, so the corner is exact and nothing is decoded
-    /// or encoded. Nil when the sizes' blocks differ, or the frame header is not found or says no height (DNL).
+    /// or encoded. Nil when the sizes' blocks differ (the MCUs, and each component's blocks where a scan codes a
+    /// component alone), or the frame header is not found or says no height (DNL).
     static func sameBlocks(_ jpeg: [UInt8], size: Size) -> [UInt8]? {
         guard size.width >= 1, size.height >= 1, size.width <= 0xFFFF, size.height <= 0xFFFF else { return nil }
-        let frame: JPEGSegment? = jpeg.withUnsafeBytes { bytes in
+        // The frame header, and whether every scan interleaves every component (then only whole MCUs are coded).
+        let (frame, interleaved): (JPEGSegment?, Bool) = jpeg.withUnsafeBytes { bytes in
             var tokenizer = JPEGMarkerTokenizer()
+            var frame: JPEGSegment?, interleaved = true, scans = 0
             while let token = tokenizer.next(in: bytes) {
                 guard case let .segment(segment) = token else { continue }
-                // SOF0-SOF15 but DHT (C4), JPG (C8) and DAC (CC); a scan before any frame header is no JPEG to edit.
-                if (0xC0...0xCF).contains(segment.marker), ![0xC4, 0xC8, 0xCC].contains(segment.marker) { return segment }
-                if segment.marker == 0xDA || segment.marker == 0xD9 { return nil }
+                // SOF0-SOF15 but DHT (C4), JPG (C8) and DAC (CC).
+                if (0xC0...0xCF).contains(segment.marker), ![0xC4, 0xC8, 0xCC].contains(segment.marker) {
+                    frame = segment
+                } else if segment.marker == 0xDA, let frame, frame.payload.count >= 6, segment.payload.count >= 1,
+                          segment.payload.upperBound <= bytes.count {
+                    scans += 1
+                    interleaved = interleaved && bytes[segment.payload.lowerBound] == bytes[frame.payload.lowerBound + 5]
+                } else if segment.marker == 0xD9 {
+                    break
+                }
             }
-            return nil
+            return (frame, interleaved && scans > 0)
         }
         guard let frame, frame.payload.upperBound <= jpeg.count, frame.payload.count >= 6 else { return nil }
         let start = frame.payload.lowerBound
@@ -127,10 +137,11 @@ enum JPEGCoefficientCrop {
         let factors = (0..<components).map { (Int(jpeg[start + 7 + 3 * $0] >> 4), Int(jpeg[start + 7 + 3 * $0] & 15)) }
         let maxHorizontal = factors.map(\.0).max()!, maxVertical = factors.map(\.1).max()!
         guard factors.allSatisfy({ $0.0 >= 1 && $0.1 >= 1 }) else { return nil }
-        /// MCUs across and down (interleaved scans) and each component's blocks (non-interleaved ones), T.81 A.1.1.
+        /// MCUs across and down (what interleaved scans code, blocks past a component's edge included) and each
+        /// component's blocks (what a scan of that component alone codes), T.81 A.1.1 and A.2.
         func blocks(_ size: Size) -> [Int] {
             var counts = [roundUp(size.width, 8 * maxHorizontal), roundUp(size.height, 8 * maxVertical)]
-            for (horizontal, vertical) in factors {
+            for (horizontal, vertical) in factors where !interleaved || components == 1 {
                 let samplesAcross = (size.width * horizontal + maxHorizontal - 1) / maxHorizontal
                 let samplesDown = (size.height * vertical + maxVertical - 1) / maxVertical
                 counts += [(samplesAcross + 7) / 8, (samplesDown + 7) / 8]
