@@ -2,7 +2,7 @@
 """Requests per second and latency of `tessera serve` against iipsrv on the requests IIIF viewers send, under wrk.
 
     Benchmarks/viewer_traffic_benchmark.py [--megapixels 40] [--duration 20] [--connections 64] [--markdown]
-                                           [--tessera PATH] [--before PATH]
+                                           [--tessera PATH] [--before PATH] [--alone-runs N]
 
 Six images whose sizes are no power of two (crops of the benchmark sample), each as a pyramidal TIFF of 256-pixel
 JPEG tiles made by libvips (`tiffsave --tile --pyramid --compression jpeg`, levels halved rounding down) and by
@@ -14,7 +14,9 @@ for as the viewers do, `x,y,w,h/ceil(w/scale),/0/default.jpg`, so edge tiles are
 
 First, on a freshly started server, every URL once, one at a time ("alone", first pass: what each request costs the
 first time, nothing cached), then every URL once more ("again": what it costs once cached); then wrk cycles the
-sequences of all images on every connection. iipsrv (Debian's iipimage-server)
+sequences of all images on every connection. `--alone-runs N` (for a loaded machine) then repeats the first pass on
+N more freshly started servers of each build, interleaved, and keeps each URL's fastest time ("first, fastest of N"):
+what a request costs alone the first time, with the other processes' noise taken out, by class. iipsrv (Debian's iipimage-server)
 runs as 4 FastCGI processes behind lighttpd, as its documentation suggests. Needs wrk, lighttpd, spawn-fcgi,
 iipimage-server and libvips (Debian packages). `--before PATH` adds another tessera binary (an earlier build) to
 compare with."""
@@ -155,6 +157,24 @@ def by_class(paths, times, median_stored):
     return "; ".join(parts)
 
 
+def fastest_first_pass(server_binaries, folder, urls, runs):
+    """Each URL's fastest first-pass time over `runs` freshly started servers of each binary, interleaved."""
+    best = {binary: [float("inf")] * len(urls) for binary in server_binaries}
+    for _ in range(runs):
+        for binary in server_binaries:
+            process = subprocess.Popen([binary, "serve", folder, "--port", str(TESSERA_PORT), "--quiet", "--no-cache"],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                # /health, not an image's info.json: nothing of the images is opened before the pass.
+                wait_for(f"http://127.0.0.1:{TESSERA_PORT}/health")
+                process_times = alone("127.0.0.1", TESSERA_PORT, urls)
+                best[binary] = [min(a, b) for a, b in zip(best[binary], process_times)]
+            finally:
+                process.terminate()
+                process.wait()
+    return best
+
+
 def summary(paths, times):
     """The median of the whole stored tiles, the median of all, the slowest and how many took over 3x the first."""
     median_stored = statistics.median(t for path, t in zip(paths, times) if is_stored_tile(path))
@@ -171,6 +191,8 @@ def main():
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--tessera", metavar="PATH", default=TESSERA, help="the tessera binary to serve with")
     parser.add_argument("--before", metavar="PATH", help="an earlier tessera binary to compare with")
+    parser.add_argument("--alone-runs", type=int, default=0, metavar="N",
+                        help="repeat the first alone pass on N fresh servers per build and keep each URL's fastest")
     args = parser.parse_args()
     servers = [("tessera serve", args.tessera)] + ([("tessera serve, before", args.before)] if args.before else []) \
         + [("iipsrv (4 FastCGI processes, lighttpd)", None)]
@@ -220,6 +242,20 @@ def main():
             finally:
                 stop()
                 time.sleep(0.5)
+    class_rows = []
+    if args.alone_runs:
+        binaries = [(server, binary) for server, binary in servers if binary]
+        for kind, images in made.items():
+            paths = [path for _, width, height in images for path in sequence(width, height)]
+            urls = [f"/iiif/{os.path.basename(file)}/" + path for file, width, height in images
+                    for path in sequence(width, height)]
+            best = fastest_first_pass([binary for _, binary in binaries], folder, urls, args.alone_runs)
+            for server, binary in binaries:
+                median_stored, _, _, _, over = summary(paths, best[binary])
+                line = by_class(paths, best[binary], median_stored)
+                class_rows.append((kind, server, median_stored, over, line))
+                print(f"  {kind}, {server}, first, fastest of {args.alone_runs}: stored tile median {median_stored:.2f} ms,"
+                      f" {over} over 3x; {line}", file=sys.stderr)
     count = sum(len(sequence(width, height)) for _, width, height in made["libvips"])
     print(f"{len(CROPS)} images ({', '.join(f'{w}x{h}' for _, w, h in made['libvips'])}), {count} requests per pass, "
           f"{args.duration} s per run, wrk with 2 threads on the same 2-core machine")
@@ -230,6 +266,12 @@ def main():
     print_table(["pyramid", "server", "pass", "stored tile, median", "all, median", "slowest", "its request", "over 3x"],
                 [(*row[:3], f"{row[3]:.2f} ms", f"{row[4]:.2f} ms", f"{row[5]:.1f} ms", f"`{row[6]}`", row[7])
                  for row in alone_rows], args.markdown)
+    if class_rows:
+        print()
+        print_table(["pyramid", "server", f"first pass, fastest of {args.alone_runs}", "stored tile, median", "over 3x",
+                     "by class"],
+                    [(kind, server, "first", f"{median_stored:.2f} ms", over, line)
+                     for kind, server, median_stored, over, line in class_rows], args.markdown)
 
 
 if __name__ == "__main__":

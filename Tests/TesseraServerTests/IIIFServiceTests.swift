@@ -76,7 +76,7 @@ import Testing
         let pyramids = cache.pyramids(for: source, path: folder + "/images/wide.jpg",
                                       modified: try modified("wide"), size: try byteCount("wide"))
         let previewFile = try #require(pyramids?.preview)
-        let previewTiles = try #require(try StoredTileReader(source: ImageSource(path: previewFile)))
+        let previewTiles = try #require(try ImageSource(path: previewFile).storedJPEGTiles())
         let stored = try #require(try previewTiles.jpeg(scale: 1, column: 0, row: 0, size: Size(width: 256, height: 256)))
         #expect(fromPreview.body == stored, "a whole tile at 1/8 is the preview's stored tile")
         #expect(meanDifference(try pixels(fromPreview), try pixels(get(direct, tile))) < 2)
@@ -180,6 +180,24 @@ import Testing
         let interior = get(service, "/iiif/vips/512,512,512,512/256,/0/default.jpg")
         #expect(interior.body == (try tiles.jpeg(scale: 2, column: 1, row: 1, size: Size(width: 256, height: 256))))
         #expect(service.responses.usage.count == kept + 1)
+    }
+
+    /// info.json is written directly, byte for byte as JSONSerialization writes the same document pretty-printed
+    /// with sorted keys (what it was made with before, and what clients' tests match text against), with an id that
+    /// needs escaping and the optional limits present.
+    @Test func infoJSONIsWhatJSONSerializationWrites() throws {
+        let properties = ImageProperties(format: .tiff, width: 7001, height: 5003, channels: 3, bitDepth: 8,
+                                         colorModel: .rgb, hasAlpha: false,
+                                         levels: [Size(width: 7001, height: 5003), Size(width: 3500, height: 2501)])
+        for (id, limits) in [("http://h/iiif/plain.tif", IIIFLimits(maxArea: 25_000_000)),
+                             ("http://h/iiif/a \"quoted\" \\ name\u{1}\t/é.tif", IIIFLimits(maxWidth: 4000, maxHeight: 3000))] {
+            let written = IIIFInfo(id: id, properties: properties, tileSize: 256, limits: limits).json
+            let object = try JSONSerialization.jsonObject(with: Data(written))
+            let expected = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys,
+                                                                                          .withoutEscapingSlashes])
+            #expect(written == Array(expected) + [0x0A], "\(String(decoding: written, as: UTF8.self))")
+            #expect((object as? [String: Any])?["id"] as? String == id)
+        }
     }
 
     /// info.json's `sizes` are the levels libvips stored (rounded down), and asking for one is that level's pixels

@@ -29,6 +29,40 @@ import Testing
         }
     }
 
+    /// A corner that leaves out only samples of the last MCU column and row is the JPEG itself, its frame header
+    /// saying the new size: the same bytes but those four, the whole image's corner decoded (exactly, but for
+    /// chroma upsampled along the cut when subsampled).
+    @Test(arguments: [(PixelFormat.rgb8, EncodeOptions.Subsampling.s444), (.gray8, .s444), (.rgb8, .s420)])
+    func aCornerOfTheSameBlocksIsTheJPEGRelabelled(format: PixelFormat, subsampling: EncodeOptions.Subsampling) throws {
+        let whole = try jpeg(format, subsampling: subsampling)
+        let decoded = try ImageSource(bytes: whole).makeReader().readAll()
+        // Subsampled, one scan interleaving all components: the MCUs are what count (16 x 16 pixels, so 241 x 247 is
+        // 16 x 16 of them), though the luma of a scan of its own would be 31 blocks across, not 32.
+        let size = subsampling == .s420 ? Size(width: 241, height: 247) : Size(width: 250, height: 249)
+        let cropped = try JPEGCoefficientCrop.topLeft(of: whole, size: size, content: Size(width: 256, height: 256), name: "tile")
+        #expect(cropped.count == whole.count && zip(cropped, whole).filter { $0 != $1 }.count <= 4)
+        let corner = try ImageSource(bytes: cropped).makeReader().readAll()
+        #expect(corner.size == size)
+        if subsampling == .s444 {
+            #expect(TestImages.maxDifference(corner, TestImages.crop(decoded, Rect(size))) == 0)
+        } else {
+            #expect(TestImages.meanDifference(corner, TestImages.crop(decoded, Rect(size))) < 1)
+        }
+        // A corner of fewer blocks is cut from the coefficients, not relabelled.
+        #expect(JPEGCoefficientCrop.sameBlocks(whole, size: Size(width: 100, height: 250)) == nil)
+        if subsampling == .s444 {
+            #expect(JPEGCoefficientCrop.sameBlocks(whole, size: Size(width: 256, height: 247)) == nil, "31 block rows")
+        }
+        // A progressive JPEG's scans code one component at a time: its components' blocks must match too.
+        var options = EncodeOptions()
+        options.subsampling = subsampling
+        options.progressive = true
+        let progressive = try ImageWriter.encode(TestImages.make(width: 256, height: 256, format: format, smooth: true),
+                                                 as: .jpeg, options: options)
+        #expect(JPEGCoefficientCrop.sameBlocks(progressive, size: Size(width: 241, height: 247)) == nil)
+        #expect(JPEGCoefficientCrop.sameBlocks(progressive, size: Size(width: 250, height: 249)) != nil)
+    }
+
     /// An edge tile padded with black past its real 203 x 250 pixels, and a whole tile, asked for up to two pixels
     /// larger: the real pixels stay as stored (only the blocks along the new edge are made again, requantised with
     /// the same tables), the new ones repeat the last real column and row, as a stretch by those pixels would.

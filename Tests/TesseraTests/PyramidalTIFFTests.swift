@@ -86,7 +86,7 @@ private func buildTIFF(format: TileFormat, pixelFormat: PixelFormat = .rgb8, lev
     /// power of two.
     @Test func everyLevelHalvedRoundingUpHasItsStoredTiles() throws {
         let (plan, bytes) = try buildTIFF(format: .jpeg, levels: .pages)
-        let tiles = try #require(try StoredTileReader(source: ImageSource(bytes: bytes)))
+        let tiles = try #require(try ImageSource(bytes: bytes).storedJPEGTiles())
         for level in plan.levels {
             let size = Size(width: min(64, level.size.width), height: min(64, level.size.height))
             #expect(try tiles.jpeg(scale: level.scaleFactor, column: 0, row: 0, size: size) != nil, "1/\(level.scaleFactor)")

@@ -117,6 +117,41 @@ import Testing
         }
     }
 
+    /// The weights a resampler takes from the shared ones are those made afresh, for every built-in kernel; a
+    /// kernel made outside (whose name says nothing of its function) gets its own.
+    @Test func sharedWeightsAreTheWeightsMadeAfresh() {
+        for kernel in ResamplingKernel.all {
+            for (input, output) in [(102, 103), (256, 258), (109, 90), (7, 300)] {
+                let shared = ResamplingWeights.shared(kernel: kernel, inputLength: input, outputLength: output)
+                let again = ResamplingWeights.shared(kernel: kernel, inputLength: input, outputLength: output)
+                let fresh = ResamplingWeights(kernel: kernel, inputLength: input, outputLength: output)
+                #expect(shared.taps == fresh.taps && shared.first == fresh.first && shared.weights == fresh.weights)
+                #expect(again.weights == fresh.weights, "\(kernel) \(input) -> \(output)")
+            }
+        }
+        let impostor = ResamplingKernel(name: "lanczos3", support: 1) { x in max(0, 1 - abs(x)) }
+        let weights = ResamplingWeights.shared(kernel: impostor, inputLength: 10, outputLength: 7)
+        #expect(weights.weights == ResamplingWeights(kernel: impostor, inputLength: 10, outputLength: 7).weights)
+        #expect(weights.taps != ResamplingWeights.shared(kernel: .lanczos3, inputLength: 10, outputLength: 7).taps)
+    }
+
+    /// 8-bit gray and RGB without alpha are stored by their own loop: the same samples as the general one (16-bit
+    /// storage, which rounds and clamps the same way at 65535, scaled back), overshoot clamped either side.
+    @Test func opaqueEightBitSamplesAreStoredAsTheGeneralPathStoresThem() {
+        let values: [Float] = [-0.3, -0.001, 0, 0.0019, 0.002, 0.5, 0.998, 0.999, 1, 1.2]
+        let pixels = values.map { SIMD4<Float>($0, 1 - $0, $0 * 0.5, 1) }
+        for format in [PixelFormat.gray8, .rgb8] {
+            var stored = [UInt8](repeating: 0, count: pixels.count * format.channelCount)
+            pixels.withUnsafeBufferPointer { pixels in
+                stored.withUnsafeMutableBytes { SampleConversion(format: format, linearLight: false).store(pixels, to: $0.baseAddress!) }
+            }
+            let expected = pixels.flatMap { pixel in
+                (0..<format.channelCount).map { UInt8(Swift.min(Swift.max(Int32(pixel[$0] * 255 + 0.5), 0), 255)) }
+            }
+            #expect(stored == expected, "\(format)")
+        }
+    }
+
     @Test(arguments: [PixelFormat.gray8, .grayAlpha8, .rgba8])
     func otherChannelLayoutsMatchDirectConvolution(format: PixelFormat) throws {
         let image = Self.pattern(width: 33, height: 27, format: format)

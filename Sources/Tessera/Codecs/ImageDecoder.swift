@@ -12,10 +12,14 @@ protocol ImageDecoder: RowDecoder {
     /// What the format keeps of an opened file between reads (given to every decoder in `DecodeRequest.shared`),
     /// or nil when it keeps nothing.
     static func sharedState(input: ImageInput, properties: ImageProperties) -> (any SharedDecoderState)?
+    /// What an `ImageSource` opening `input` keeps: its properties and its shared state, from one opening of the
+    /// file where the format can (a TIFF's directories walked once for both); `budget` caps the opening's memory.
+    static func open(_ input: ImageInput, budget: MemoryBudget) throws
+        -> (properties: ImageProperties, shared: (any SharedDecoderState)?)
 }
 
 /// What a format keeps of an opened file between reads, made once per `ImageSource` (JPEG 2000's decompressors
-/// with their headers read).
+/// with their headers read, a pyramidal TIFF's stored JPEG tiles' index).
 protocol SharedDecoderState: AnyObject, Sendable {
     /// The most memory it holds between reads, in bytes (estimated).
     var heldByteLimit: Int { get }
@@ -29,6 +33,12 @@ extension ImageDecoder {
     }
 
     static func sharedState(input: ImageInput, properties: ImageProperties) -> (any SharedDecoderState)? { nil }
+
+    static func open(_ input: ImageInput, budget: MemoryBudget) throws
+        -> (properties: ImageProperties, shared: (any SharedDecoderState)?) {
+        let properties = try readProperties(of: input)
+        return (properties, sharedState(input: input, properties: properties))
+    }
 }
 
 /// What a decoder is asked for when it is opened.

@@ -38,8 +38,9 @@ public final class ImageSource: Sendable {
     public let properties: ImageProperties
     /// The budget decoders check before buffering more than a window of rows.
     public let budget: MemoryBudget
-    /// What the format keeps of the file between reads (JPEG 2000's decompressors with their headers read).
-    private let shared: (any SharedDecoderState)?
+    /// What the format keeps of the file between reads (JPEG 2000's decompressors with their headers read, a
+    /// pyramidal TIFF's stored tiles).
+    let shared: (any SharedDecoderState)?
 
     /// The most memory the source holds between reads beyond its properties, in bytes (estimated).
     public var heldBytes: Int { shared?.heldByteLimit ?? 0 }
@@ -60,12 +61,12 @@ public final class ImageSource: Sendable {
         let header = try input.prefix(ImageFormat.headerLength)
         if header.isEmpty { throw TesseraError.truncated(path: input.name, detail: "(the file is empty)") }
         guard let format = ImageFormat.detect(header) else { throw TesseraError.unknownFormat(path: input.name) }
-        var properties = try Self.decoder(for: format).readProperties(of: input)
+        var (properties, shared) = try Self.decoder(for: format).open(input, budget: budget)
         properties.fileSize = try input.byteCount()
         self.input = input
         self.properties = properties
         self.budget = budget
-        shared = Self.decoder(for: format).sharedState(input: input, properties: properties)
+        self.shared = shared
     }
 
     /// The decoder type for each format.

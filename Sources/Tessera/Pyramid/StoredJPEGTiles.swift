@@ -21,11 +21,17 @@ public protocol StoredJPEGTiles: Sendable {
 
 extension StoredTileReader: StoredJPEGTiles {}
 
+/// A pyramidal TIFF's stored tiles are what its `ImageSource` keeps: read while its directories are walked for
+/// its properties, so that they are not opened twice.
+extension StoredTileReader: SharedDecoderState {
+    var heldByteLimit: Int { indexByteCount }
+}
+
 extension ImageSource {
     /// The image's stored JPEG tiles, when it is a tiled pyramid that has them; nil otherwise.
     public func storedJPEGTiles() throws -> (any StoredJPEGTiles)? {
         switch properties.format {
-        case .tiff: return try StoredTileReader(source: self)
+        case .tiff: return shared as? StoredTileReader
         case .deepZoom, .iiif:
             if case .bytes = input { return nil }
             let pyramid = try TileFolderPyramid(input: input, format: properties.format)

@@ -60,8 +60,8 @@ public final class ResamplingReader: ImageReader {
         self.source = source
         self.size = size
         self.options = options
-        horizontal = ResamplingWeights(kernel: options.kernel, inputLength: source.size.width, outputLength: size.width)
-        vertical = ResamplingWeights(kernel: options.kernel, inputLength: source.size.height, outputLength: size.height)
+        horizontal = ResamplingWeights.shared(kernel: options.kernel, inputLength: source.size.width, outputLength: size.width)
+        vertical = ResamplingWeights.shared(kernel: options.kernel, inputLength: source.size.height, outputLength: size.height)
         conversion = SampleConversion(format: source.format, linearLight: options.linearLight)
         ringCapacity = vertical.taps + batchRows
         ring = .allocate(capacity: ringCapacity * size.width)

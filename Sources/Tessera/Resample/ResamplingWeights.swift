@@ -48,4 +48,28 @@ public struct ResamplingWeights: Sendable {
         self.first = first
         self.weights = weights
     }
+
+    /// The weights for `kernel` from `inputLength` to `outputLength`, made once per process for a built-in kernel
+    /// and kept (at most `sharedByteLimit` bytes of them, least recently used dropped): a server's renders ask for
+    /// the same few pairs of lengths again and again (a tile a pixel or two off its level, a thumbnail), and the
+    /// weights' sines cost as much as resampling a tile. Another kernel's are made each time.
+    public static func shared(kernel: ResamplingKernel, inputLength: Int, outputLength: Int) -> ResamplingWeights {
+        guard kernel.isBuiltIn,
+              let weights = try? sharedWeights.value(for: SharedKey(kernel: kernel.name, input: inputLength, output: outputLength),
+                                                     make: { Self(kernel: kernel, inputLength: inputLength, outputLength: outputLength) })
+        else { return Self(kernel: kernel, inputLength: inputLength, outputLength: outputLength) }
+        return weights
+    }
+
+    /// The most memory the shared weights hold: 4 MiB, a few hundred tiles' axes.
+    static let sharedByteLimit = 4 << 20
+
+    private struct SharedKey: Hashable, Sendable {
+        let kernel: String, input: Int, output: Int
+    }
+
+    private static let sharedWeights = SharedCache<SharedKey, ResamplingWeights>(byteLimit: sharedByteLimit) { _, weights in
+        weights.weights.count * MemoryLayout<SIMD4<Float>>.stride + weights.first.count * MemoryLayout<Int>.stride + 64
+    }
 }
+

@@ -71,6 +71,10 @@ struct SampleConversion: Sendable {
     private func store<Sample: FixedWidthInteger>(_ pixels: UnsafeBufferPointer<SIMD4<Float>>,
                                                   to target: UnsafeMutablePointer<Sample>, maximum: Float) {
         let hasAlpha = format.hasAlpha
+        if Sample.self == UInt8.self, encode == nil, !hasAlpha {
+            return Self.storeOpaque8(pixels, to: UnsafeMutableRawPointer(target).assumingMemoryBound(to: UInt8.self),
+                                     channels: format.channelCount)
+        }
         let zero = SIMD4<Float>(repeating: 0)
         // Without a table, samples are `value * maximum` rounded; with one, colour is looked up by its 16-bit
         // linear value and alpha still scaled (lane 3 is alpha, so the table never sees it).
@@ -94,6 +98,24 @@ struct SampleConversion: Sendable {
                 }
                 Self.put(quantised, channels: format.channels, at: target + x * format.channelCount)
             }
+        }
+    }
+
+    /// The common case, 8-bit gray or RGB without alpha or tables (every render a server makes of a JPEG): the
+    /// same samples as the general path (`value * 255` rounded, clamped), clamped in floating point, with no
+    /// per-pixel conversion through `Int32` lanes, which cost more than the resampling itself on small renders.
+    private static func storeOpaque8(_ pixels: UnsafeBufferPointer<SIMD4<Float>>, to out: UnsafeMutablePointer<UInt8>,
+                                     channels: Int) {
+        @inline(__always) func sample(_ value: Float) -> UInt8 { UInt8(Swift.min(Swift.max(value * 255 + 0.5, 0), 255)) }
+        if channels == 3 {
+            for x in 0..<pixels.count {
+                let pixel = pixels[x]
+                out[3 * x] = sample(pixel[0])
+                out[3 * x + 1] = sample(pixel[1])
+                out[3 * x + 2] = sample(pixel[2])
+            }
+        } else {
+            for x in 0..<pixels.count { out[x] = sample(pixels[x][0]) }
         }
     }
 

@@ -30,10 +30,11 @@ final class OpenImages: Sendable {
         /// What to read the image from now.
         var source: ImageSource { current.source }
 
-        /// The memory the entry holds, estimated: the opened files' state (a JPEG 2000's idle decompressors) and
-        /// their tile indexes.
+        /// The memory the entry holds, estimated: the opened files' state (a JPEG 2000's idle decompressors, a
+        /// pyramidal TIFF's tile index) and a tile folder's index.
         var byteCost: Int {
-            4096 + current.source.heldBytes + (tiles?.indexByteCount ?? 0) + (previewTiles?.indexByteCount ?? 0)
+            let folderIndexes = [tiles, previewTiles].reduce(0) { $0 + ($1 is StoredTileReader ? 0 : $1?.indexByteCount ?? 0) }
+            return 4096 + current.source.heldBytes + (current.preview?.heldBytes ?? 0) + folderIndexes
         }
     }
 

@@ -1,4 +1,3 @@
-import Foundation
 import Tessera
 
 /// The IIIF Image API 3.0 information document (`info.json`) for one image served at level 2.
@@ -33,26 +32,89 @@ struct IIIFInfo {
         levels.dropFirst().reversed().map { properties.storedLevel(scale: $0.scaleFactor) ?? $0.size }
     }
 
+    /// The document, as JSONSerialization writes it pretty-printed with sorted keys (two-space indents,
+    /// `"key" : value`), written directly: the document is the first request of every image a viewer opens, and
+    /// Foundation's writer (an `Any` tree, keys sorted through ICU) cost more than sending a stored tile.
     var json: [UInt8] {
-        var object: [String: Any] = [
-            "@context": Self.context,
-            "id": id,
-            "type": "ImageService3",
-            "protocol": "http://iiif.io/api/image",
-            "profile": "level2",
-            "width": size.width,
-            "height": size.height,
-            "tiles": [["width": tileSize, "height": tileSize, "scaleFactors": scaleFactors]],
-            "sizes": sizes.map { ["width": $0.width, "height": $0.height] },
-            "extraFormats": ["webp", "jp2"],
-            "extraQualities": ["color", "gray", "bitonal"],
-            "extraFeatures": ["mirroring", "sizeUpscaling", "canonicalLinkHeader", "profileLinkHeader"],
+        var object: [String: JSONValue] = [
+            "@context": .string(Self.context),
+            "id": .string(id),
+            "type": .string("ImageService3"),
+            "protocol": .string("http://iiif.io/api/image"),
+            "profile": .string("level2"),
+            "width": .number(size.width),
+            "height": .number(size.height),
+            "tiles": .array([.object(["width": .number(tileSize), "height": .number(tileSize),
+                                      "scaleFactors": .array(scaleFactors.map(JSONValue.number))])]),
+            "sizes": .array(sizes.map { .object(["width": .number($0.width), "height": .number($0.height)]) }),
+            "extraFormats": .strings(["webp", "jp2"]),
+            "extraQualities": .strings(["color", "gray", "bitonal"]),
+            "extraFeatures": .strings(["mirroring", "sizeUpscaling", "canonicalLinkHeader", "profileLinkHeader"]),
         ]
-        if let maxArea = limits.maxArea { object["maxArea"] = maxArea }
-        if let maxWidth = limits.maxWidth { object["maxWidth"] = maxWidth }
-        if let maxHeight = limits.maxHeight { object["maxHeight"] = maxHeight }
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys,
-                                                                                  .withoutEscapingSlashes])) ?? Data()
-        return Array(data) + [0x0A]
+        if let maxArea = limits.maxArea { object["maxArea"] = .number(maxArea) }
+        if let maxWidth = limits.maxWidth { object["maxWidth"] = .number(maxWidth) }
+        if let maxHeight = limits.maxHeight { object["maxHeight"] = .number(maxHeight) }
+        var text = ""
+        JSONValue.object(object).write(into: &text, indent: "")
+        return Array((text + "\n").utf8)
+    }
+}
+
+/// The values info.json holds, written as JSON.
+private enum JSONValue {
+    case string(String)
+    case number(Int)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    static func strings(_ values: [String]) -> JSONValue { .array(values.map(JSONValue.string)) }
+
+    /// Appends the value, pretty-printed at `indent` (keys sorted by their UTF-8 bytes, slashes unescaped).
+    func write(into text: inout String, indent: String) {
+        let inner = indent + "  "
+        switch self {
+        case let .string(value): Self.quote(value, into: &text)
+        case let .number(value): text += String(value)
+        case let .array(values):
+            guard !values.isEmpty else { text += "[]"; return }
+            text += "[\n"
+            for (index, value) in values.enumerated() {
+                text += inner
+                value.write(into: &text, indent: inner)
+                text += index == values.count - 1 ? "\n" : ",\n"
+            }
+            text += indent + "]"
+        case let .object(members):
+            guard !members.isEmpty else { text += "{}"; return }
+            text += "{\n"
+            let keys = members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            for (index, key) in keys.enumerated() {
+                text += inner
+                Self.quote(key, into: &text)
+                text += " : "
+                members[key]!.write(into: &text, indent: inner)
+                text += index == keys.count - 1 ? "\n" : ",\n"
+            }
+            text += indent + "}"
+        }
+    }
+
+    /// A JSON string: quotes, backslashes and control characters escaped.
+    private static func quote(_ value: String, into text: inout String) {
+        text += "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": text += "\\\""
+            case "\\": text += "\\\\"
+            case "\n": text += "\\n"
+            case "\r": text += "\\r"
+            case "\t": text += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: text.unicodeScalars.append(scalar)
+            }
+        }
+        text += "\""
     }
 }

@@ -8,7 +8,8 @@ import Foundation
 /// `content` (the real pixels of a padded edge tile, or the whole JPEG), only the blocks that meet the new edge are
 /// made again: decoded, their last real column and row repeated, transformed and quantised with the same tables.
 /// This is how a pyramid's padded edge tile is sent at its real size, or at the pixel more a viewer asks for, with
-/// no decode of the whole tile and no encode.
+/// no decode of the whole tile and no encode. A corner that codes the same blocks as the whole JPEG (its real
+/// pixels end in the last MCU column and row) is the JPEG itself with the new size in its frame header.
 enum JPEGCoefficientCrop {
     /// How far past its real pixels, on each axis, a corner may reach.
     static let maxExtension = 2
@@ -24,6 +25,10 @@ enum JPEGCoefficientCrop {
     /// pixels, the whole JPEG when nil) the last real column and row repeated; `size` may reach at most
     /// `maxExtension` pixels past `content`, and `content` lies inside the JPEG.
     static func topLeft(of jpeg: [UInt8], size: Size, content: Size? = nil, name: String) throws -> [UInt8] {
+        if let content, size.width <= content.width, size.height <= content.height,
+           let relabelled = sameBlocks(jpeg, size: size) {
+            return relabelled
+        }
         let session = try JPEGSession(input: .bytes(jpeg, name: name))
         let info = session.info.pointee
         let whole = Size(width: Int(info.image_width), height: Int(info.image_height))
@@ -95,6 +100,61 @@ enum JPEGCoefficientCrop {
         var count: UInt = 0
         let output = tessera_jpeg_encoder_output(encoder, &count)
         return Array(UnsafeBufferPointer(start: output, count: Int(count)))
+    }
+
+    /// `jpeg` with its frame header saying `size`, when a JPEG of that size codes exactly the blocks it codes (the
+    /// corner leaves out only samples of its last MCU column and row: a padded edge tile whose real pixels end in
+    /// its last MCUs): decoders then crop those MCUs to the new size, so the corner is exact and nothing is decoded
+    /// or encoded. Nil when the sizes' blocks differ (the MCUs, and each component's blocks where a scan codes a
+    /// component alone), or the frame header is not found or says no height (DNL).
+    static func sameBlocks(_ jpeg: [UInt8], size: Size) -> [UInt8]? {
+        guard size.width >= 1, size.height >= 1, size.width <= 0xFFFF, size.height <= 0xFFFF else { return nil }
+        // The frame header, and whether every scan interleaves every component (then only whole MCUs are coded).
+        let (frame, interleaved): (JPEGSegment?, Bool) = jpeg.withUnsafeBytes { bytes in
+            var tokenizer = JPEGMarkerTokenizer()
+            var frame: JPEGSegment?, interleaved = true, scans = 0
+            while let token = tokenizer.next(in: bytes) {
+                guard case let .segment(segment) = token else { continue }
+                // SOF0-SOF15 but DHT (C4), JPG (C8) and DAC (CC).
+                if (0xC0...0xCF).contains(segment.marker), ![0xC4, 0xC8, 0xCC].contains(segment.marker) {
+                    frame = segment
+                } else if segment.marker == 0xDA, let frame, frame.payload.count >= 6, segment.payload.count >= 1,
+                          segment.payload.upperBound <= bytes.count {
+                    scans += 1
+                    interleaved = interleaved && bytes[segment.payload.lowerBound] == bytes[frame.payload.lowerBound + 5]
+                } else if segment.marker == 0xD9 {
+                    break
+                }
+            }
+            return (frame, interleaved && scans > 0)
+        }
+        guard let frame, frame.payload.upperBound <= jpeg.count, frame.payload.count >= 6 else { return nil }
+        let start = frame.payload.lowerBound
+        let height = Int(jpeg[start + 1]) << 8 | Int(jpeg[start + 2])
+        let width = Int(jpeg[start + 3]) << 8 | Int(jpeg[start + 4])
+        let components = Int(jpeg[start + 5])
+        guard height > 0, width > 0, components >= 1, frame.payload.count >= 6 + 3 * components else { return nil }
+        let factors = (0..<components).map { (Int(jpeg[start + 7 + 3 * $0] >> 4), Int(jpeg[start + 7 + 3 * $0] & 15)) }
+        let maxHorizontal = factors.map(\.0).max()!, maxVertical = factors.map(\.1).max()!
+        guard factors.allSatisfy({ $0.0 >= 1 && $0.1 >= 1 }) else { return nil }
+        /// MCUs across and down (what interleaved scans code, blocks past a component's edge included) and each
+        /// component's blocks (what a scan of that component alone codes), T.81 A.1.1 and A.2.
+        func blocks(_ size: Size) -> [Int] {
+            var counts = [roundUp(size.width, 8 * maxHorizontal), roundUp(size.height, 8 * maxVertical)]
+            for (horizontal, vertical) in factors where !interleaved || components == 1 {
+                let samplesAcross = (size.width * horizontal + maxHorizontal - 1) / maxHorizontal
+                let samplesDown = (size.height * vertical + maxVertical - 1) / maxVertical
+                counts += [(samplesAcross + 7) / 8, (samplesDown + 7) / 8]
+            }
+            return counts
+        }
+        guard blocks(size) == blocks(Size(width: width, height: height)) else { return nil }
+        var relabelled = jpeg
+        relabelled[start + 1] = UInt8(size.height >> 8)
+        relabelled[start + 2] = UInt8(size.height & 0xFF)
+        relabelled[start + 3] = UInt8(size.width >> 8)
+        relabelled[start + 4] = UInt8(size.width & 0xFF)
+        return relabelled
     }
 
     private static func roundUp(_ value: Int, _ multiple: Int) -> Int { (value + multiple - 1) / multiple * multiple }

@@ -103,10 +103,11 @@ enum JPEGDecodePlan {
                          minimumPixels: Int = parallelMinimumPixels, minimumCores: Int = parallelMinimumCores) throws
         -> (JPEGScanIndex, JPEGEntropyIndex, Int)? {
         let size = reducedSize(properties.size, by: request.scale)
-        let workers = availableCores()
-        guard workers > 1, workers >= minimumCores, let folder = request.entropyIndexFolder, case let .file(path) = input,
+        // The cores are counted last of the cheap checks: reading /proc costs more than a small render.
+        guard let folder = request.entropyIndexFolder, case let .file(path) = input,
               request.region.map({ $0 == Rect(x: 0, y: 0, width: size.width, height: size.height) }) ?? true,
               properties.width * properties.height >= minimumPixels,
+              case let workers = availableCores(), workers > 1, workers >= minimumCores,
               let scans = try? JPEGScanIndex(input: input, firstScanOnly: true), SequentialCoefficientDecoder.canDecode(scans),
               scans.frame.mcusDown >= 2 * workers * ParallelBandDecoder.bandRows else { return nil }
         do {

@@ -26,16 +26,25 @@ final class TIFFDecoder: ImageDecoder, TiledRowDecoder {
     // MARK: - Properties
 
     static func readProperties(of input: ImageInput) throws -> ImageProperties {
-        let file = try TIFFFile(reading: input, budget: .default)
+        try open(input, budget: .default).properties
+    }
+
+    /// The properties and, for a pyramid of JPEG tiles, the stored tiles' index (`StoredTileReader`), from one
+    /// opening of the file and one walk of its directories.
+    static func open(_ input: ImageInput, budget: MemoryBudget) throws
+        -> (properties: ImageProperties, shared: (any SharedDecoderState)?) {
+        let file = try TIFFFile(reading: input, budget: budget)
         let pageCount = file.directoryCount
-        let pyramid = try TIFFPyramid(file, pageCount: pageCount)
+        var index = StoredTileReader.Index()
+        let pyramid = try TIFFPyramid(file, pageCount: pageCount) { index.visit($0, in: file) }
         let layout = try TIFFLayout(file)
-        return ImageProperties(format: .tiff, width: layout.width, height: layout.height,
-                               channels: layout.samplesPerPixel, bitDepth: layout.bitsPerSample,
-                               colorModel: layout.colorModel, hasAlpha: layout.alphaSample != nil,
-                               orientation: layout.orientation, hasICCProfile: file.hasICCProfile,
-                               pageCount: max(1, pageCount), levels: pyramid.levels.map(\.size),
-                               fileSize: file.byteCount)
+        let properties = ImageProperties(format: .tiff, width: layout.width, height: layout.height,
+                                         channels: layout.samplesPerPixel, bitDepth: layout.bitsPerSample,
+                                         colorModel: layout.colorModel, hasAlpha: layout.alphaSample != nil,
+                                         orientation: layout.orientation, hasICCProfile: file.hasICCProfile,
+                                         pageCount: max(1, pageCount), levels: pyramid.levels.map(\.size),
+                                         fileSize: file.byteCount)
+        return (properties, StoredTileReader(input: input, index: index, pyramid: pyramid))
     }
 
     static func nativeScales(for properties: ImageProperties) -> [Int] {

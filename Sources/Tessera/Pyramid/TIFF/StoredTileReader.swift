@@ -27,30 +27,29 @@ public final class StoredTileReader: Sendable {
     private let input: ImageInput
     private let descriptor: Int32
 
-    /// Reads where the tiles are, or returns nil unless `source` is a tiled TIFF whose levels (full resolution and
-    /// any reductions) store 8-bit gray or YCbCr JPEG tiles of one square size.
-    public init?(source: ImageSource) throws {
-        guard source.properties.format == .tiff else { return nil }
-        let file = try TIFFFile(reading: source.input, budget: source.budget)
-        let pyramid = try TIFFPyramid(file, pageCount: file.directoryCount)
-        let full = pyramid.levels[0].size
-        var levels: [Level] = []
-        var side: Int?
-        for level in pyramid.levels {
-            switch level.location {
-            case let .page(index): try file.selectPage(index)
-            case let .subIFD(offset): try file.selectSubIFD(at: offset)
-            }
+    /// What a walk of a TIFF's directories learns of its JPEG-tiled levels: each level's field values read while
+    /// `TIFFPyramid` has its directory current, so that the pyramid's properties and its stored tiles come from
+    /// one opening of the file and one walk of its directories.
+    struct Index {
+        /// A level's stored tiles, and their side (each level's own; the reader keeps those of one side).
+        private var found: [(level: Level, side: Int)] = []
+        private var full: Size?
+
+        /// Reads the tiles' places of `level`, whose directory is current in `file`, when it stores 8-bit gray or
+        /// YCbCr JPEG tiles, square, at a power-of-two reduction of the first level visited (full resolution).
+        mutating func visit(_ level: TIFFPyramid.Level, in file: TIFFFile) {
+            let full = self.full ?? level.size
+            self.full = full
             guard TIFFIsTiled(file.handle) != 0, file.u16(TIFFTAG_COMPRESSION) == 7,
                   [1, 6].contains(file.u16(TIFFTAG_PHOTOMETRIC)), file.u16Defaulted(TIFFTAG_BITSPERSAMPLE) == 8,
                   let width = file.u32(TIFFTAG_TILEWIDTH), let height = file.u32(TIFFTAG_TILELENGTH), width == height,
-                  side == nil || side == Int(width) else { continue }
+                  width > 0 else { return }
             // A level halved rounding up is not the full width divided by its own (7001 / 3501 is 1).
             guard let scale = (0..<31).lazy.map({ 1 << $0 })
-                .first(where: { TIFFPyramid.matches(level.size, full: full, factor: $0) }) else { continue }
-            side = Int(width)
-            let columns = (level.size.width + Int(width) - 1) / Int(width)
-            let rows = (level.size.height + Int(width) - 1) / Int(width)
+                .first(where: { TIFFPyramid.matches(level.size, full: full, factor: $0) }) else { return }
+            let side = Int(width)
+            let columns = (level.size.width + side - 1) / side
+            let rows = (level.size.height + side - 1) / side
             let ranges = (0..<UInt32(columns * rows)).map { file.byteRange(ofBlock: $0) }
             var count: UInt32 = 0
             var data: UnsafeRawPointer?
@@ -58,11 +57,23 @@ public final class StoredTileReader: Sendable {
             if tessera_tiff_get_jpeg_tables(file.handle, &count, &data) != 0, let data {
                 tables = Array(UnsafeRawBufferPointer(start: data, count: Int(count)).dropLast(2))
             }
-            levels.append(Level(scale: scale, size: level.size, columns: columns, offsets: ranges.map(\.offset),
-                                byteCounts: ranges.map(\.count), tables: tables))
+            found.append((Level(scale: scale, size: level.size, columns: columns, offsets: ranges.map(\.offset),
+                                byteCounts: ranges.map(\.count), tables: tables), side))
         }
-        guard let side, !levels.isEmpty else { return nil }
-        if case let .file(path) = source.input {
+
+        /// The levels in `pyramid`'s order (largest first) whose tiles have the side of the first of them.
+        func levels(in pyramid: TIFFPyramid) -> (side: Int, levels: [Level])? {
+            let ordered = pyramid.levels.compactMap { level in found.first { $0.level.size == level.size } }
+            guard let side = ordered.first?.side else { return nil }
+            return (side, ordered.filter { $0.side == side }.map(\.level))
+        }
+    }
+
+    /// The stored tiles of `input`, a TIFF whose directories `index` was filled from as `pyramid` walked them; nil
+    /// when no level stores JPEG tiles (or a local file cannot be opened again for positioned reads).
+    init?(input: ImageInput, index: Index, pyramid: TIFFPyramid) {
+        guard let (side, levels) = index.levels(in: pyramid) else { return nil }
+        if case let .file(path) = input {
             descriptor = open(path, O_RDONLY)
             guard descriptor >= 0 else { return nil }
         } else {
@@ -70,7 +81,7 @@ public final class StoredTileReader: Sendable {
         }
         tileSize = side
         self.levels = levels
-        input = source.input
+        self.input = input
     }
 
     deinit { if descriptor >= 0 { close(descriptor) } }

@@ -24,11 +24,14 @@ struct TIFFPyramid {
     private static let maximumLevels = 33
 
     /// Scans `file`'s directories; leaves page 0 current. A reduced level that cannot be read ends the scan
-    /// rather than failing it: page 0 stays readable whatever follows it.
-    init(_ file: TIFFFile, pageCount: Int) throws {
+    /// rather than failing it: page 0 stays readable whatever follows it. `visit` is called with each level while
+    /// its directory is current (page 0 first, then the reductions in the order the file holds them), so that a
+    /// reader of the levels' fields (`StoredTileReader.Index`) needs no walk of its own.
+    init(_ file: TIFFFile, pageCount: Int, visit: (Level) -> Void = { _ in }) throws {
         try file.selectPage(0)
         let full = try TIFFLayout(file).size
         var levels = [Level(size: full, location: .page(0))]
+        visit(levels[0])
         let subIFDs = file.subIFDOffsets().prefix(Self.maximumLevels)
         if !subIFDs.isEmpty {
             var reduced: [Level] = []
@@ -36,6 +39,7 @@ struct TIFFPyramid {
                 guard (try? file.selectSubIFD(at: offset)) != nil, let size = Self.imageSize(file) else { break }
                 if size.width < full.width || size.height < full.height {
                     reduced.append(Level(size: size, location: .subIFD(offset: offset)))
+                    visit(reduced[reduced.count - 1])
                 }
             }
             levels += reduced.sorted { $0.size.area > $1.size.area }
@@ -47,6 +51,7 @@ struct TIFFPyramid {
                     break
                 }
                 levels.append(Level(size: size, location: .page(page)))
+                visit(levels[levels.count - 1])
             }
         }
         try file.selectPage(0)
