@@ -21,7 +21,7 @@ enum IndexCommand: Command {
                 let start = Date()
                 let (index, file, outcome) = try JPEGEntropyIndex.loadOrBuild(for: path, folder: folder)
                 let seconds = Date().timeIntervalSince(start)
-                let bytes = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
+                let bytes = FileStamp(path: file)?.size ?? 0
                 let share = 100 * Double(bytes) / Double(max(1, index.key.size))
                 print("\(path): \(outcome.rawValue) in \(String(format: "%.2f", seconds)) s, \(bytes) bytes"
                       + " (\(String(format: "%.3f", share))% of the file), a state every \(index.stride) MCUs: \(file)")

@@ -28,8 +28,8 @@ public enum ImageInput: Sendable {
         case let .remote(file):
             return (file.url + "\n" + file.version.description, Date(timeIntervalSince1970: 0), file.byteCount)
         default:
-            let attributes = try? FileManager.default.attributesOfItem(atPath: name)
-            return (name, attributes?[.modificationDate] as? Date ?? .distantPast, attributes?[.size] as? Int ?? 0)
+            let stamp = FileStamp(path: name)
+            return (name, stamp?.modified ?? .distantPast, stamp?.size ?? 0)
         }
     }
 

@@ -11,10 +11,8 @@ public struct BuildKey: Sendable, Equatable, CustomStringConvertible {
     /// The key of building `source` with `options`; a source that cannot be read has size and time 0, so its
     /// key never matches a finished build of the real file.
     public init(source: String, options: [String]) {
-        let attributes = try? FileManager.default.attributesOfItem(atPath: source)
-        let size = attributes?[.size] as? Int ?? 0
-        let modified = (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
-        self.init(fields: [source, "\(size)", "\(modified)"] + options)
+        let stamp = FileStamp(path: source)
+        self.init(fields: [source, "\(stamp?.size ?? 0)", "\(stamp?.modified.timeIntervalSince1970 ?? 0)"] + options)
     }
 
     private init(fields: [String]) { description = fields.joined(separator: "\n") }

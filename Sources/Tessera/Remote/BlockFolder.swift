@@ -135,12 +135,9 @@ public final class BlockFolder: @unchecked Sendable {
         return names.compactMap { name in
             let isBlock = name.hasSuffix(Self.suffix)
             guard isBlock || AtomicFile.target(ofTemporaryName: name)?.hasSuffix(Self.suffix) == true else { return nil }
-            var status = stat()
             let file = "\(path)/\(name)"
-            guard stat(file, &status) == 0 else { return nil }
-            return Entry(path: file, bytes: Int(status.st_size),
-                         modified: TimeInterval(status.st_mtim.tv_sec) + TimeInterval(status.st_mtim.tv_nsec) / 1e9,
-                         isBlock: isBlock)
+            guard let stamp = FileStamp(path: file) else { return nil }
+            return Entry(path: file, bytes: stamp.size, modified: stamp.modified.timeIntervalSince1970, isBlock: isBlock)
         }
     }
 

@@ -59,8 +59,8 @@ final class OpenImages: Sendable {
     /// ask of the pyramid cache or to parse); any other throws `NeedsWorker`.
     func open(_ path: String, _ place: HandlerPlace) throws -> Image {
         let remote = RemoteURL.isRemote(path)
-        let attributes = remote ? nil : try? FileManager.default.attributesOfItem(atPath: path)
-        let stamp = (modified: attributes?[.modificationDate] as? Date ?? .distantPast, size: attributes?[.size] as? Int ?? 0)
+        let local = remote ? nil : FileStamp(path: path)
+        let stamp = (modified: local?.modified ?? .distantPast, size: local?.size ?? 0)
         let unchanged = entries.withLock { $0.images.use(path) }.flatMap { image in
             (remote ? !image.hasChanged : image.modified == stamp.modified && image.size == stamp.size) ? image : nil
         }

@@ -89,8 +89,7 @@ public struct ViewerAssets: Sendable {
     /// A 200 with validators, or a 304 when the client's copy is current. The tag covers the body, so a page made
     /// for one image never validates another's.
     private func cached(_ body: [UInt8], contentType: String, path: String, request: HTTPRequest) -> HTTPResponse {
-        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-        let modified = attributes?[.modificationDate] as? Date ?? .distantPast
+        let modified = FileStamp(path: path)?.modified ?? .distantPast
         let validators = ConditionalGET(identity: "\(modified.timeIntervalSince1970) " + String(decoding: body, as: UTF8.self),
                                         lastModified: modified, cacheControl: "no-cache")
         return validators.respond(to: request) { (body, contentType) }

@@ -23,9 +23,8 @@ struct CacheFolder: Sendable {
         let files = FileManager.default
         guard let names = try? files.contentsOfDirectory(atPath: path) else { return [] }
         return names.compactMap { name in
-            guard let attributes = try? files.attributesOfItem(atPath: "\(path)/\(name)") else { return nil }
-            return Entry(name: name, bytes: attributes[.size] as? Int ?? 0,
-                         modified: attributes[.modificationDate] as? Date ?? .distantPast)
+            guard let stamp = FileStamp(path: "\(path)/\(name)") else { return nil }
+            return Entry(name: name, bytes: stamp.size, modified: stamp.modified)
         }
     }
 

@@ -27,12 +27,11 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
 
         /// The key of the file at `path` now.
         public init(path: String) throws {
-            let attributes: [FileAttributeKey: Any]
-            do { attributes = try FileManager.default.attributesOfItem(atPath: path) } catch {
+            guard let stamp = FileStamp(path: path) else {
                 throw TesseraError.io(path: path, detail: "cannot read the file's size and time")
             }
-            size = attributes[.size] as? Int ?? 0
-            modified = (attributes[.modificationDate] as? Date ?? .distantPast).timeIntervalSince1970
+            size = stamp.size
+            modified = stamp.modified.timeIntervalSince1970
         }
 
         init(size: Int, modified: Double) {
