@@ -86,9 +86,36 @@ struct JPEGEntropyReader {
     /// Whether bits past the end of the data were consumed: the scan's data is cut short or corrupt.
     var overran: Bool { count < padding }
 
-    /// Tops the buffer up to at least 57 bits.
-    @inline(__always)
+    /// Makes at least 32 bits available: a code and the value after it (16 + 16 bits at most). Reads when fewer
+    /// are left, then up to 57 or more.
+    @_transparent
     mutating func fill() {
+        if count < 32 { refill() }
+    }
+
+    /// Tops the buffer up to at least 57 bits: where the next 8 bytes of the chunk hold no 0xFF (so no stuffed
+    /// byte and no marker), as many as fit at once; else byte by byte.
+    @inline(__always)
+    private mutating func refill() {
+        if marker == nil && index + 8 <= chunkEnd {
+            let at = index
+            let word = UInt64(bigEndian: chunk.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: at, as: UInt64.self) })
+            // A byte of `word` is 0xFF exactly when that byte of `~word` is zero.
+            let inverted = ~word
+            if (inverted &- 0x0101_0101_0101_0101) & ~inverted & 0x8080_8080_8080_8080 == 0 {
+                let bytes = (64 - count) >> 3
+                let taken = bytes << 3
+                buffer |= (taken == 64 ? word : word & ~(UInt64.max >> UInt64(taken))) >> UInt64(count)
+                count += taken
+                index += bytes
+                return
+            }
+        }
+        refillBytewise()
+    }
+
+    @inline(never)
+    private mutating func refillBytewise() {
         while count <= 56 {
             var byte: UInt8 = 0
             if marker == nil { byte = nextDataByte() }
@@ -131,17 +158,18 @@ struct JPEGEntropyReader {
     }
 
     /// The next `bits` bits (1...32) without consuming them; `fill()` must have run.
-    @inline(__always)
-    func peek(_ bits: Int) -> UInt32 { UInt32(truncatingIfNeeded: buffer >> UInt64(64 - bits)) }
+    @_transparent
+    func peek(_ bits: Int) -> UInt32 { UInt32(truncatingIfNeeded: buffer &>> UInt64(64 - bits)) }
 
-    @inline(__always)
+    /// Drops the next `bits` bits (0...63).
+    @_transparent
     mutating func consume(_ bits: Int) {
-        buffer <<= UInt64(bits)
-        count -= bits
+        buffer &<<= UInt64(bits)
+        count &-= bits
     }
 
     /// Reads `bits` bits (0...16) as an unsigned number.
-    @inline(__always)
+    @_transparent
     mutating func read(_ bits: Int) -> Int {
         guard bits > 0 else { return 0 }
         fill()
@@ -150,11 +178,15 @@ struct JPEGEntropyReader {
         return value
     }
 
-    /// Reads the `size` bits of a coefficient difference and extends their sign (T.81 F.2.2.1).
-    @inline(__always)
-    mutating func readSigned(_ size: Int) -> Int {
-        let value = read(size)
-        return value < 1 << (size - 1) ? value - (1 << size) + 1 : value
+    /// Reads the `size` bits (1...16) of a coefficient difference and extends their sign.
+    @_transparent
+    mutating func readSigned(_ size: Int) -> Int { Self.extend(read(size), size: size) }
+
+    /// The coefficient difference whose `size` (1...16) bits are `raw` (T.81 F.2.2.1, EXTEND): those below
+    /// 1 << (size - 1) are negative.
+    @_transparent
+    static func extend(_ raw: Int, size: Int) -> Int {
+        raw + (((raw - (1 << (size - 1))) >> 63) & ((-1 << size) + 1))
     }
 
     /// Steps over the restart marker ending an interval: drops the bits left in the byte, then expects RSTn with
