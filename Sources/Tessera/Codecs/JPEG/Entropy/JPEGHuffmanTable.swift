@@ -25,27 +25,27 @@ struct JPEGHuffmanTable {
         @_transparent
         func decode(_ reader: inout JPEGEntropyReader) -> UInt8? {
             reader.fill()
-            let entry = symbol[Int(reader.peek(lookupBits))]
-            if entry != 0 {
-                reader.consume(Int(entry >> 8))
-                return UInt8(truncatingIfNeeded: entry)
+            var entry = symbol[Int(reader.peek(lookupBits))]
+            if entry == 0 {
+                entry = longCode(reader.peek(16))
+                if entry == 0 { return nil }
             }
-            return decodeLong(&reader)
+            reader.consume(Int(entry >> 8))
+            return UInt8(truncatingIfNeeded: entry)
         }
 
-        /// A code longer than `lookupBits`, from the per-length limits.
+        /// A code longer than `lookupBits` at the start of `bits` (the next 16), from the per-length limits: its
+        /// length and symbol as in `symbol`, 0 when the bits form no code.
         @inline(never)
-        private func decodeLong(_ reader: inout JPEGEntropyReader) -> UInt8? {
-            let bits = reader.peek(16)
+        private func longCode(_ bits: UInt32) -> UInt16 {
             for length in (lookupBits + 1)...16 {
                 let code = Int32(bits >> (16 - length))
                 if code <= maxCode[length] {
-                    reader.consume(length)
                     let index = Int(code + offset[length])
-                    return index < symbolCount ? symbols[index] : nil
+                    return index < symbolCount ? UInt16(length << 8) | UInt16(symbols[index]) : 0
                 }
             }
-            return nil
+            return 0
         }
 
         /// Decodes one run/size symbol (F.1.2.2: the run of zeros in the high 4 bits, the size in bits of the
