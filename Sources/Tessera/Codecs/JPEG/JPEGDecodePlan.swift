@@ -31,8 +31,8 @@ enum JPEGDecodePlan {
     /// The fewest pixels a JPEG decoded on every core has: below, libjpeg's one pass is quick enough that an index
     /// file per image (built and written on first contact) is not worth it.
     static let parallelMinimumPixels = 16_000_000
-    /// The fewest cores that make decoding on every core pay: per core it costs 2.0x libjpeg's CPU time at 1/8 and
-    /// 3.2x at full scale (Tessera's Huffman decoding is as fast as libjpeg's, but each band is then re-encoded for
+    /// The fewest cores that make decoding on every core pay: per core it costs 1.7x libjpeg's CPU time at 1/8 and
+    /// 3.0x at full scale (Tessera's Huffman decoding is as fast as libjpeg's, but each band is then re-encoded for
     /// libjpeg to decode again; BENCHMARKS.md), so on 2 cores it only ties libjpeg's serial decode at 1/8 and
     /// loses at full scale.
     static let parallelMinimumCores = 4
