@@ -31,9 +31,10 @@ enum JPEGDecodePlan {
     /// The fewest pixels a JPEG decoded on every core has: below, libjpeg's one pass is quick enough that an index
     /// file per image (built and written on first contact) is not worth it.
     static let parallelMinimumPixels = 16_000_000
-    /// The fewest cores that make decoding on every core pay: per core it costs 2.4x libjpeg's CPU time at 1/8 and
-    /// 3.7x at full scale (Tessera's Huffman decoding is slower than libjpeg's, and each band is re-encoded for
-    /// libjpeg to decode again; BENCHMARKS.md), so on 2 cores libjpeg's serial decode is faster.
+    /// The fewest cores that make decoding on every core pay: per core it costs 1.7x libjpeg's CPU time at 1/8 and
+    /// 3.0x at full scale (Tessera's Huffman decoding is as fast as libjpeg's, but each band is then re-encoded for
+    /// libjpeg to decode again; BENCHMARKS.md), so on 2 cores it only ties libjpeg's serial decode at 1/8 and
+    /// loses at full scale.
     static let parallelMinimumCores = 4
 
     /// The most DC scans the DC-only decoder takes: each gets a file cursor of its own, and a real file has one

@@ -3,28 +3,90 @@
 /// markers when asked. Bits are kept left-aligned in a 64-bit buffer. A value type, so the hot loop that owns it
 /// as a local pays no exclusivity checks; its bytes come a chunk at a time from its own `BufferedInput`.
 struct JPEGEntropyReader {
-    private let input: BufferedInput
-    private var chunk: [UInt8]
-    private var chunkEnd = 0
-    private var index = 0
-    /// The file offset of `chunk[0]`.
-    private var chunkStart: Int
+    /// The entropy-coded bytes: the file cursor with the chunk read from it, where the data stopped and the zero
+    /// bits fed past that. Apart from the bit buffer so that the block loops keep the buffer in registers: only
+    /// refills touch these.
+    private struct Bytes {
+        let input: BufferedInput
+        var chunk: [UInt8]
+        var chunkEnd = 0
+        var index = 0
+        /// The file offset of `chunk[0]`.
+        var chunkStart: Int
+        /// Zero bits fed after the data ended; consuming into them means the scan's data ran out.
+        var padding = 0
+        /// The marker that ended the data (its second byte), or nil while data remains; 0 when the file ended.
+        var marker: UInt8?
+
+        /// The next byte of the file, or nil at its end.
+        @inline(__always)
+        mutating func nextByte() -> UInt8? {
+            if index == chunkEnd {
+                chunkStart += chunkEnd
+                index = 0
+                chunkEnd = (try? chunk.withUnsafeMutableBytes { try input.read(into: $0) }) ?? 0
+                if chunkEnd == 0 { return nil }
+            }
+            let byte = chunk[index]
+            index += 1
+            return byte
+        }
+
+        /// The next byte of entropy-coded data; sets `marker` (and returns 0) at a marker or the end of the file.
+        mutating func nextDataByte() -> UInt8 {
+            guard let byte = nextByte() else {
+                marker = 0
+                return 0
+            }
+            guard byte == 0xFF else { return byte }
+            var next = nextByte()
+            while next == 0xFF { next = nextByte() }
+            guard let next else {
+                marker = 0
+                return 0
+            }
+            if next == 0 { return 0xFF }
+            marker = next
+            return 0
+        }
+
+        /// `buffer` holding `count` bits topped up byte by byte to at least 57, with zero bits past the data's end.
+        @inline(never)
+        mutating func refilled(_ buffer: UInt64, count: Int) -> (buffer: UInt64, count: Int) {
+            var buffer = buffer, count = count
+            while count <= 56 {
+                var byte: UInt8 = 0
+                if marker == nil { byte = nextDataByte() }
+                if marker != nil { padding += 8 }
+                buffer |= UInt64(byte) << UInt64(56 - count)
+                count += 8
+            }
+            return (buffer, count)
+        }
+
+        /// Reads on to the marker ending the data and takes it; whether it is RSTn with `number` = n.
+        mutating func restart(expecting number: Int) -> Bool {
+            padding = 0
+            while marker == nil { _ = nextDataByte() }
+            let found = marker
+            marker = nil
+            return found == 0xD0 + UInt8(number & 7)
+        }
+    }
+
+    private var bytes: Bytes
     private var buffer: UInt64 = 0
     /// Valid bits in `buffer`, the zero bits fed past a marker included.
     private var count = 0
-    /// Zero bits fed after the data ended; consuming into them means the scan's data ran out.
-    private var padding = 0
     /// The marker that ended the data (its second byte), or nil while data remains; 0 when the file ended.
-    private(set) var marker: UInt8?
+    var marker: UInt8? { bytes.marker }
 
     /// Bytes read from the file at a time.
     private static let chunkSize = 1 << 16
 
     /// Starts reading at `offset`, the first byte after a scan header.
     init(input: BufferedInput, offset: Int) {
-        self.input = input
-        chunk = [UInt8](repeating: 0, count: Self.chunkSize)
-        chunkStart = offset
+        bytes = Bytes(input: input, chunk: [UInt8](repeating: 0, count: Self.chunkSize), chunkStart: offset)
         input.seek(to: offset)
     }
 
@@ -46,10 +108,12 @@ struct JPEGEntropyReader {
 
     /// Where the reader is now, as a bit position when it can be.
     var snapshot: Snapshot {
-        let whole = Snapshot(offset: chunkStart + index, buffer: buffer, count: count, padding: padding, marker: marker)
-        guard marker == nil, padding == 0 else { return whole }
+        let whole = Snapshot(offset: bytes.chunkStart + bytes.index, buffer: buffer, count: count,
+                             padding: bytes.padding, marker: bytes.marker)
+        guard bytes.marker == nil, bytes.padding == 0 else { return whole }
         // Walk back over the bytes the buffered bits came from: a stuffed 0xFF took two, 0xFF 0x00.
-        var at = index
+        let chunk = bytes.chunk
+        var at = bytes.index
         for _ in 0..<(count + 7) / 8 {
             guard at >= 3 else { return whole }
             if chunk[at - 1] == 0 && chunk[at - 2] == 0xFF {
@@ -60,23 +124,23 @@ struct JPEGEntropyReader {
                 at -= 1
             }
         }
-        return Snapshot(offset: chunkStart + at, skip: (8 - count % 8) % 8)
+        return Snapshot(offset: bytes.chunkStart + at, skip: (8 - count % 8) % 8)
     }
 
     /// Moves to `snapshot`, taken from a reader of the same file: within the chunk held, without reading.
     mutating func resume(at snapshot: Snapshot) {
-        if snapshot.offset >= chunkStart && snapshot.offset <= chunkStart + chunkEnd {
-            index = snapshot.offset - chunkStart
+        if snapshot.offset >= bytes.chunkStart && snapshot.offset <= bytes.chunkStart + bytes.chunkEnd {
+            bytes.index = snapshot.offset - bytes.chunkStart
         } else {
-            input.seek(to: snapshot.offset)
-            chunkStart = snapshot.offset
-            chunkEnd = 0
-            index = 0
+            bytes.input.seek(to: snapshot.offset)
+            bytes.chunkStart = snapshot.offset
+            bytes.chunkEnd = 0
+            bytes.index = 0
         }
         buffer = snapshot.buffer
         count = snapshot.count
-        padding = snapshot.padding
-        marker = snapshot.marker
+        bytes.padding = snapshot.padding
+        bytes.marker = snapshot.marker
         if snapshot.skip > 0 {
             fill()
             consume(snapshot.skip)
@@ -84,64 +148,48 @@ struct JPEGEntropyReader {
     }
 
     /// Whether bits past the end of the data were consumed: the scan's data is cut short or corrupt.
-    var overran: Bool { count < padding }
+    var overran: Bool { count < bytes.padding }
 
-    /// Tops the buffer up to at least 57 bits.
-    @inline(__always)
+    /// Makes at least 32 bits available: a code and the value after it (16 + 16 bits at most). Reads when fewer
+    /// are left, then up to 57 or more.
+    @_transparent
     mutating func fill() {
-        while count <= 56 {
-            var byte: UInt8 = 0
-            if marker == nil { byte = nextDataByte() }
-            if marker != nil { padding += 8 }
-            buffer |= UInt64(byte) << UInt64(56 - count)
-            count += 8
-        }
+        if count < 32 { refill() }
     }
 
-    /// The next byte of the file, or nil at its end.
+    /// Tops the buffer up to at least 57 bits: where the next 8 bytes of the chunk hold no 0xFF (so no stuffed
+    /// byte and no marker), as many as fit at once; else byte by byte.
     @inline(__always)
-    private mutating func nextByte() -> UInt8? {
-        if index == chunkEnd {
-            chunkStart += chunkEnd
-            index = 0
-            chunkEnd = (try? chunk.withUnsafeMutableBytes { try input.read(into: $0) }) ?? 0
-            if chunkEnd == 0 { return nil }
+    private mutating func refill() {
+        let at = bytes.index
+        if bytes.marker == nil && at + 8 <= bytes.chunkEnd {
+            let word = UInt64(bigEndian: bytes.chunk.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: at, as: UInt64.self) })
+            // A byte of `word` is 0xFF exactly when that byte of `~word` is zero.
+            let inverted = ~word
+            if (inverted &- 0x0101_0101_0101_0101) & ~inverted & 0x8080_8080_8080_8080 == 0 {
+                let taken = (64 - count) & ~7
+                buffer |= (taken == 64 ? word : word & ~(UInt64.max &>> UInt64(taken))) &>> UInt64(count)
+                count &+= taken
+                bytes.index = at &+ taken >> 3
+                return
+            }
         }
-        let byte = chunk[index]
-        index += 1
-        return byte
-    }
-
-    /// The next byte of entropy-coded data; sets `marker` (and returns 0) at a marker or the end of the file.
-    private mutating func nextDataByte() -> UInt8 {
-        guard let byte = nextByte() else {
-            marker = 0
-            return 0
-        }
-        guard byte == 0xFF else { return byte }
-        var next = nextByte()
-        while next == 0xFF { next = nextByte() }
-        guard let next else {
-            marker = 0
-            return 0
-        }
-        if next == 0 { return 0xFF }
-        marker = next
-        return 0
+        (buffer, count) = bytes.refilled(buffer, count: count)
     }
 
     /// The next `bits` bits (1...32) without consuming them; `fill()` must have run.
-    @inline(__always)
-    func peek(_ bits: Int) -> UInt32 { UInt32(truncatingIfNeeded: buffer >> UInt64(64 - bits)) }
+    @_transparent
+    func peek(_ bits: Int) -> UInt32 { UInt32(truncatingIfNeeded: buffer &>> UInt64(64 - bits)) }
 
-    @inline(__always)
+    /// Drops the next `bits` bits (0...63).
+    @_transparent
     mutating func consume(_ bits: Int) {
-        buffer <<= UInt64(bits)
-        count -= bits
+        buffer &<<= UInt64(bits)
+        count &-= bits
     }
 
     /// Reads `bits` bits (0...16) as an unsigned number.
-    @inline(__always)
+    @_transparent
     mutating func read(_ bits: Int) -> Int {
         guard bits > 0 else { return 0 }
         fill()
@@ -150,11 +198,15 @@ struct JPEGEntropyReader {
         return value
     }
 
-    /// Reads the `size` bits of a coefficient difference and extends their sign (T.81 F.2.2.1).
-    @inline(__always)
-    mutating func readSigned(_ size: Int) -> Int {
-        let value = read(size)
-        return value < 1 << (size - 1) ? value - (1 << size) + 1 : value
+    /// Reads the `size` bits (1...16) of a coefficient difference and extends their sign.
+    @_transparent
+    mutating func readSigned(_ size: Int) -> Int { Self.extend(read(size), size: size) }
+
+    /// The coefficient difference whose `size` (1...16) bits are `raw` (T.81 F.2.2.1, EXTEND): those below
+    /// 1 << (size - 1) are negative.
+    @_transparent
+    static func extend(_ raw: Int, size: Int) -> Int {
+        raw + (((raw - (1 << (size - 1))) >> 63) & ((-1 << size) + 1))
     }
 
     /// Steps over the restart marker ending an interval: drops the bits left in the byte, then expects RSTn with
@@ -162,11 +214,7 @@ struct JPEGEntropyReader {
     mutating func restart(expecting number: Int) -> Bool {
         buffer = 0
         count = 0
-        padding = 0
         // The interval's last byte may have been consumed before the marker was seen; it follows (after any fill).
-        while marker == nil { _ = nextDataByte() }
-        let found = marker
-        marker = nil
-        return found == 0xD0 + UInt8(number & 7)
+        return bytes.restart(expecting: number)
     }
 }

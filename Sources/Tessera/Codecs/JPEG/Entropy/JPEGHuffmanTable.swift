@@ -1,16 +1,105 @@
-/// One Huffman table from a DHT segment, ready to decode: codes of up to 9 bits come from one table lookup,
-/// longer ones from the canonical code's per-length limits (ITU T.81 F.2.2.3).
+/// One Huffman table from a DHT segment, ready to decode (ITU T.81 F.2.2.3). The block loops read it through a
+/// `Lookup` (plain pointers, no reference counting); the table owns the memory they point at.
 struct JPEGHuffmanTable {
     /// Bits looked up at once.
-    static let lookupBits = 9
-    /// For each 9-bit prefix: the code's length in the high byte and its symbol in the low byte, 0 when the code
-    /// is longer than 9 bits.
-    private var lookup: [UInt16]
-    /// For each length 1...16: the largest code of that length (-1 when none), and the index in `symbols` of the
-    /// first code of that length minus that code.
-    private var maxCode: [Int32]
-    private var offset: [Int32]
-    private var symbols: [UInt8]
+    static let lookupBits = 10
+
+    /// The decoding tables, as pointers valid while the table that made them lives.
+    struct Lookup {
+        /// For each `lookupBits`-bit prefix whose code and the coefficient bits after it fit in the prefix: the
+        /// coefficient value (sign-extended, F.2.2.1) in the high 16 bits, then the run (4 bits), the size (4 bits)
+        /// and the bits taken by code and value together (8 bits); 0 when they do not fit.
+        let fast: UnsafePointer<UInt32>
+        /// For each prefix: the code's length in the high byte and its symbol in the low byte, 0 when the code
+        /// is longer than `lookupBits`.
+        let symbol: UnsafePointer<UInt16>
+        /// For each length 1...16: the largest code of that length (-1 when none), and the index in `symbols` of
+        /// the first code of that length minus that code.
+        let maxCode: UnsafePointer<Int32>
+        let offset: UnsafePointer<Int32>
+        /// The symbols in code order, then zeros up to 256.
+        let symbols: UnsafePointer<UInt8>
+        let symbolCount: Int
+
+        /// Decodes one symbol from the reader, or nil when the bits form no code.
+        @_transparent
+        func decode(_ reader: inout JPEGEntropyReader) -> UInt8? {
+            reader.fill()
+            var entry = symbol[Int(reader.peek(lookupBits))]
+            if entry == 0 {
+                entry = longCode(reader.peek(16))
+                if entry == 0 { return nil }
+            }
+            reader.consume(Int(entry >> 8))
+            return UInt8(truncatingIfNeeded: entry)
+        }
+
+        /// A code longer than `lookupBits` at the start of `bits` (the next 16), from the per-length limits: its
+        /// length and symbol as in `symbol`, 0 when the bits form no code.
+        @inline(never)
+        private func longCode(_ bits: UInt32) -> UInt16 {
+            for length in (lookupBits + 1)...16 {
+                let code = Int32(bits >> (16 - length))
+                if code <= maxCode[length] {
+                    let index = Int(code + offset[length])
+                    return index < symbolCount ? UInt16(length << 8) | UInt16(symbols[index]) : 0
+                }
+            }
+            return 0
+        }
+
+        /// Decodes one run/size symbol (F.1.2.2: the run of zeros in the high 4 bits, the size in bits of the
+        /// value in the low 4) and the value after it, sign-extended; the value is 0 when the size is. Short codes
+        /// take one lookup for all three. Nil when the bits form no code.
+        @_transparent
+        func decodeCoefficient(_ reader: inout JPEGEntropyReader) -> (run: Int, size: Int, value: Int)? {
+            reader.fill()
+            let entry = fast[Int(reader.peek(lookupBits))]
+            if entry != 0 {
+                reader.consume(Int(entry & 0xFF))
+                return (Int(entry >> 12 & 15), Int(entry >> 8 & 15), Int(Int32(bitPattern: entry) >> 16))
+            }
+            guard let symbol = decode(&reader) else { return nil }
+            let size = Int(symbol & 15)
+            return (Int(symbol >> 4), size, size == 0 ? 0 : reader.readSigned(size))
+        }
+
+        private var lookupBits: Int { JPEGHuffmanTable.lookupBits }
+    }
+
+    /// The memory `Lookup` points at: written once in `init`, then only read, so safe to share between threads.
+    private final class Storage: @unchecked Sendable {
+        let fast = UnsafeMutablePointer<UInt32>.allocate(capacity: 1 << JPEGHuffmanTable.lookupBits)
+        let symbol = UnsafeMutablePointer<UInt16>.allocate(capacity: 1 << JPEGHuffmanTable.lookupBits)
+        let maxCode = UnsafeMutablePointer<Int32>.allocate(capacity: 17)
+        let offset = UnsafeMutablePointer<Int32>.allocate(capacity: 17)
+        let symbols = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
+
+        init() {
+            fast.initialize(repeating: 0, count: 1 << JPEGHuffmanTable.lookupBits)
+            symbol.initialize(repeating: 0, count: 1 << JPEGHuffmanTable.lookupBits)
+            maxCode.initialize(repeating: -1, count: 17)
+            offset.initialize(repeating: 0, count: 17)
+            symbols.initialize(repeating: 0, count: 256)
+        }
+
+        deinit {
+            fast.deallocate()
+            symbol.deallocate()
+            maxCode.deallocate()
+            offset.deallocate()
+            symbols.deallocate()
+        }
+    }
+
+    private let storage = Storage()
+    private var symbolCount = 0
+
+    /// The tables to decode with, valid while this table lives.
+    var lookup: Lookup {
+        Lookup(fast: storage.fast, symbol: storage.symbol, maxCode: storage.maxCode, offset: storage.offset,
+               symbols: storage.symbols, symbolCount: symbolCount)
+    }
 
     /// Parses one table (16 counts, then the symbols) from `bytes` at `start`; returns the table and the index
     /// after it.
@@ -28,59 +117,42 @@ struct JPEGHuffmanTable {
     /// A table with no codes: every decode fails. Stands in where a scan has no table of a kind.
     static let empty = JPEGHuffmanTable()
 
-    private init() {
-        lookup = [UInt16](repeating: 0, count: 1 << Self.lookupBits)
-        maxCode = [Int32](repeating: -1, count: 17)
-        offset = [Int32](repeating: 0, count: 17)
-        symbols = []
-    }
+    private init() {}
 
     init(counts: [Int], symbols: [UInt8], name: String) throws {
-        self.symbols = symbols
-        lookup = [UInt16](repeating: 0, count: 1 << Self.lookupBits)
-        maxCode = [Int32](repeating: -1, count: 17)
-        offset = [Int32](repeating: 0, count: 17)
+        let bits = Self.lookupBits
+        symbolCount = symbols.count
+        storage.symbols.update(from: symbols, count: symbols.count)
         var code = 0, index = 0
         for length in 1...16 {
             let count = counts[length - 1]
-            offset[length] = Int32(index - code)
+            storage.offset[length] = Int32(index - code)
             for _ in 0..<count {
                 // A complete code of this length leaves no room for more; more codes than fit is corrupt.
                 guard code < 1 << length else {
                     throw TesseraError.corrupt(path: name, detail: "a Huffman table has more codes than fit in \(length) bits")
                 }
-                if length <= Self.lookupBits {
-                    let shift = Self.lookupBits - length
+                if length <= bits {
+                    let shift = bits - length, symbol = Int(symbols[index]), size = symbol & 15
                     for fill in 0..<(1 << shift) {
-                        lookup[code << shift | fill] = UInt16(length << 8) | UInt16(symbols[index])
+                        storage.symbol[code << shift | fill] = UInt16(length << 8 | symbol)
+                        guard length + size <= bits else { continue }
+                        // The value's bits follow the code within the prefix.
+                        let raw = size == 0 ? 0 : fill >> (shift - size)
+                        let value = size == 0 ? 0 : JPEGEntropyReader.extend(raw, size: size)
+                        storage.fast[code << shift | fill] = UInt32(truncatingIfNeeded: value << 16)
+                            | UInt32(symbol << 8) | UInt32(length + size)
                     }
                 }
                 code += 1
                 index += 1
             }
-            if count > 0 { maxCode[length] = Int32(code - 1) }
+            if count > 0 { storage.maxCode[length] = Int32(code - 1) }
             code <<= 1
         }
     }
 
     /// Decodes one symbol from the reader, or nil when the bits form no code.
     @inline(__always)
-    func decode(_ reader: inout JPEGEntropyReader) -> UInt8? {
-        reader.fill()
-        let entry = lookup[Int(reader.peek(Self.lookupBits))]
-        if entry != 0 {
-            reader.consume(Int(entry >> 8))
-            return UInt8(truncatingIfNeeded: entry)
-        }
-        let bits = reader.peek(16)
-        for length in (Self.lookupBits + 1)...16 {
-            let code = Int32(bits >> (16 - length))
-            if code <= maxCode[length] {
-                reader.consume(length)
-                let index = Int(code + offset[length])
-                return index < symbols.count ? symbols[index] : nil
-            }
-        }
-        return nil
-    }
+    func decode(_ reader: inout JPEGEntropyReader) -> UInt8? { lookup.decode(&reader) }
 }

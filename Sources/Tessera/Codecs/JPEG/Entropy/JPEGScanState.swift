@@ -112,21 +112,20 @@ struct JPEGScanState {
     /// run/size symbols placing AC coefficients 1...63 until EOB. The block is cleared first. False on an invalid
     /// code or a run past the block's end.
     @inline(__always)
-    mutating func decodeSequentialBlock(_ block: UnsafeMutablePointer<Int16>, position: Int, dc: JPEGHuffmanTable,
-                                        ac: JPEGHuffmanTable) -> Bool {
+    mutating func decodeSequentialBlock(_ block: UnsafeMutablePointer<Int16>, position: Int, dc: JPEGHuffmanTable.Lookup,
+                                        ac: JPEGHuffmanTable.Lookup) -> Bool {
         block.update(repeating: 0, count: 64)
-        guard let size = dc.decode(&reader), size <= 15 else { return false }
-        if size != 0 { predictions[position] &+= reader.readSigned(Int(size)) }
+        guard let (run, _, difference) = dc.decodeCoefficient(&reader), run == 0 else { return false }
+        predictions[position] &+= difference
         block.pointee = Int16(truncatingIfNeeded: predictions[position])
         let naturalOrder = Self.naturalOrder
         var k = 1
         while k < 64 {
-            guard let symbol = ac.decode(&reader) else { return false }
-            let run = Int(symbol >> 4), size = Int(symbol & 15)
+            guard let (run, size, value) = ac.decodeCoefficient(&reader) else { return false }
             if size != 0 {
                 k += run
                 guard k < 64 else { return false }
-                block[naturalOrder[k]] = Int16(truncatingIfNeeded: reader.readSigned(size))
+                block[naturalOrder[k]] = Int16(truncatingIfNeeded: value)
                 k += 1
             } else if run == 15 {
                 k += 16

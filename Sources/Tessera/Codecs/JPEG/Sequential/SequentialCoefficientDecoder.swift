@@ -16,10 +16,22 @@ final class SequentialCoefficientDecoder {
         let row: Int
     }
 
+    private struct BlockCoding {
+        let position: Int
+        let dc: JPEGHuffmanTable.Lookup
+        let ac: JPEGHuffmanTable.Lookup
+    }
+
     let frame: JPEGFrameHeader
     private let name: String
     private let scan: JPEGScanIndex.Scan
     private let slots: [Slot]
+    /// Per slot, what the block loop needs: the scan component's position and its tables (pointing into `scan`'s).
+    private let codings: UnsafeMutablePointer<BlockCoding>
+    /// Per slot, where the current MCU row's blocks go (`binding`): the block of MCU column 0 and the step from one
+    /// MCU to the next.
+    private let bases: UnsafeMutablePointer<UnsafeMutablePointer<Int16>>
+    private let steps: UnsafeMutablePointer<Int>
     private var state: JPEGScanState
     /// One MCU's blocks, for the MCUs no window holds.
     private let scratch: UnsafeMutablePointer<Int16>
@@ -62,9 +74,21 @@ final class SequentialCoefficientDecoder {
         self.slots = slots
         state = JPEGScanState(scan: scan, input: try BufferedInput(input))
         scratch = UnsafeMutablePointer<Int16>.allocate(capacity: slots.count * 64)
+        codings = UnsafeMutablePointer<BlockCoding>.allocate(capacity: slots.count)
+        for (index, slot) in slots.enumerated() {
+            (codings + index).initialize(to: BlockCoding(position: slot.position, dc: scan.dcTables[slot.position].lookup,
+                                                         ac: scan.acTables[slot.position].lookup))
+        }
+        bases = UnsafeMutablePointer<UnsafeMutablePointer<Int16>>.allocate(capacity: slots.count)
+        steps = UnsafeMutablePointer<Int>.allocate(capacity: slots.count)
     }
 
-    deinit { scratch.deallocate() }
+    deinit {
+        scratch.deallocate()
+        codings.deallocate()
+        bases.deallocate()
+        steps.deallocate()
+    }
 
     /// Continues from `state`, saved before MCU `position` (its unit started: past the restart marker before it).
     func resume(at state: JPEGScanState.Resumable, position: Int) {
@@ -118,33 +142,29 @@ final class SequentialCoefficientDecoder {
         defer {
             self.state = state
         }
-        let slots = self.slots, scratch = self.scratch
-        return scan.dcTables.withUnsafeBufferPointer { dcTables in
-            scan.acTables.withUnsafeBufferPointer { acTables in
-                while true {
-                    let snapshot = state.reader.snapshot
-                    let bit = snapshot.isBitPosition ? snapshot.offset * 8 + snapshot.skip : -1
-                    if against == nil && bit >= stop { return .reached }
-                    if let against, bit >= 0 {
-                        while cursor < against.count && against.bits[cursor] < bit { cursor += 1 }
-                        if cursor == against.count { return .passed }
-                        if against.bits[cursor] == bit {
-                            trace.append(snapshot: snapshot, bit: bit, predictions: state.predictions)
-                            return .synchronised(theirs: cursor)
-                        }
-                    }
+        let blocks = slots.count, codings = self.codings, scratch = self.scratch
+        while true {
+            let snapshot = state.reader.snapshot
+            let bit = snapshot.isBitPosition ? snapshot.offset * 8 + snapshot.skip : -1
+            if against == nil && bit >= stop { return .reached }
+            if let against, bit >= 0 {
+                while cursor < against.count && against.bits[cursor] < bit { cursor += 1 }
+                if cursor == against.count { return .passed }
+                if against.bits[cursor] == bit {
                     trace.append(snapshot: snapshot, bit: bit, predictions: state.predictions)
-                    if trace.count == limit { return .ended }
-                    position += 1
-                    for index in 0..<slots.count {
-                        let slot = slots[index]
-                        guard state.decodeSequentialBlock(scratch + index * 64, position: slot.position,
-                                                          dc: dcTables[slot.position], ac: acTables[slot.position])
-                        else { return state.reader.marker == nil ? .invalid : .ended }
-                    }
-                    if state.reader.overran { return .ended }
+                    return .synchronised(theirs: cursor)
                 }
             }
+            trace.append(snapshot: snapshot, bit: bit, predictions: state.predictions)
+            if trace.count == limit { return .ended }
+            position += 1
+            for index in 0..<blocks {
+                let coding = codings[index]
+                guard state.decodeSequentialBlock(scratch + index * 64, position: coding.position, dc: coding.dc,
+                                                  ac: coding.ac)
+                else { return state.reader.marker == nil ? .invalid : .ended }
+            }
+            if state.reader.overran { return .ended }
         }
     }
 
@@ -157,38 +177,33 @@ final class SequentialCoefficientDecoder {
         defer {
             self.state = state
         }
-        let across = frame.mcusAcross, slots = self.slots, scratch = self.scratch
+        let across = frame.mcusAcross, blocks = slots.count, codings = self.codings, scratch = self.scratch
+        let bases = self.bases, steps = self.steps
         var row = position / across, column = position % across
-        var (bases, steps, held) = binding(row, window: window)
-        try scan.dcTables.withUnsafeBufferPointer { dcTables in
-            try scan.acTables.withUnsafeBufferPointer { acTables in
-                for mcu in position..<end {
-                    if unitStarted {
-                        unitStarted = false
-                    } else if !state.startUnit() {
-                        self.position = mcu
-                        throw TesseraError.corrupt(path: name, detail: "restart marker \((state.nextRestart - 1) & 7) is"
-                                                   + " missing, \(place(row))")
-                    }
-                    if recordEvery > 0 && column % recordEvery == 0 { states.append(state.resumable) }
-                    let inside = held.contains(column)
-                    for index in 0..<slots.count {
-                        let slot = slots[index]
-                        let block = inside ? bases[index] + column * steps[index] : scratch + index * 64
-                        guard state.decodeSequentialBlock(block, position: slot.position, dc: dcTables[slot.position],
-                                                          ac: acTables[slot.position]) else {
-                            self.position = mcu
-                            throw TesseraError.corrupt(path: name, detail: "the scan holds an invalid Huffman code,"
-                                                       + " \(place(row))")
-                        }
-                    }
-                    column += 1
-                    if column == across {
-                        column = 0
-                        row += 1
-                        if mcu + 1 < end { (bases, steps, held) = binding(row, window: window) }
-                    }
+        var held = binding(row, window: window)
+        for mcu in position..<end {
+            if unitStarted {
+                unitStarted = false
+            } else if !state.startUnit() {
+                self.position = mcu
+                throw TesseraError.corrupt(path: name, detail: "restart marker \((state.nextRestart - 1) & 7) is"
+                                           + " missing, \(place(row))")
+            }
+            if recordEvery > 0 && column % recordEvery == 0 { states.append(state.resumable) }
+            let inside = held.contains(column)
+            for index in 0..<blocks {
+                let coding = codings[index]
+                let block = inside ? bases[index] + column * steps[index] : scratch + index * 64
+                guard state.decodeSequentialBlock(block, position: coding.position, dc: coding.dc, ac: coding.ac) else {
+                    self.position = mcu
+                    throw TesseraError.corrupt(path: name, detail: "the scan holds an invalid Huffman code, \(place(row))")
                 }
+            }
+            column += 1
+            if column == across {
+                column = 0
+                row += 1
+                if mcu + 1 < end { held = binding(row, window: window) }
             }
         }
         position = end
@@ -198,20 +213,18 @@ final class SequentialCoefficientDecoder {
         }
     }
 
-    /// Where the blocks of MCU row `row` go: per slot, the block of MCU column 0 (whether held or not) and the
-    /// step from one MCU to the next, with the columns the window holds; none when it lacks the row.
-    private func binding(_ row: Int, window: CoefficientWindow?)
-        -> (bases: [UnsafeMutablePointer<Int16>], steps: [Int], held: Range<Int>) {
-        guard let window, row >= window.firstRow, row < window.endRow else {
-            return ([UnsafeMutablePointer<Int16>](repeating: scratch, count: slots.count),
-                    [Int](repeating: 0, count: slots.count), 0..<0)
-        }
-        let bases = slots.map { slot in
+    /// Points `bases` and `steps` at where the blocks of MCU row `row` go in `window`: per slot, the block of MCU
+    /// column 0 (whether held or not) and the step from one MCU to the next. Returns the columns the window holds;
+    /// none when it lacks the row.
+    private func binding(_ row: Int, window: CoefficientWindow?) -> Range<Int> {
+        guard let window, row >= window.firstRow, row < window.endRow else { return 0..<0 }
+        for (index, slot) in slots.enumerated() {
             let info = frame.components[slot.component]
-            return window.blockRow(component: slot.component, row: row * info.vertical + slot.row)
+            bases[index] = window.blockRow(component: slot.component, row: row * info.vertical + slot.row)
                 + slot.column * 64 - window.columns.lowerBound * info.horizontal * 64
+            steps[index] = info.horizontal * 64
         }
-        return (bases, slots.map { frame.components[$0.component].horizontal * 64 }, window.columns)
+        return window.columns
     }
 
     private func place(_ row: Int) -> String {
