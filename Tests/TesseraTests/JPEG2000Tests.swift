@@ -116,6 +116,7 @@ struct JPEG2000Tests {
             }
         }
         #expect(cache.usage.count > 0 && cache.usage.bytes <= cache.byteLimit)
+        #expect(cache.lookups.misses > 0 && cache.lookups.hits > 0)
     }
 
     @Test func resolutionLevelsReachATileAndStopWhereTilesDo() {

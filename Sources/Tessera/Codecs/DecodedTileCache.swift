@@ -31,6 +31,13 @@ public final class DecodedTileCache: Sendable {
     /// How many tiles are held, and their bytes.
     public var usage: (count: Int, bytes: Int) { tiles.usage }
 
+    /// How reads found their tiles since the start: held, decoded for another read at the same time (waited for),
+    /// or decoded by the read.
+    public var lookups: (hits: Int, coalesced: Int, misses: Int) {
+        let lookups = tiles.lookups
+        return (lookups.hits, lookups.coalesced, lookups.misses)
+    }
+
     /// The tile for `key`, held or decoded now by `decode` (once, however many ask at the same time).
     func tile(for key: Key, decode: () throws -> Tile) throws -> Tile {
         try tiles.value(for: key, make: decode)

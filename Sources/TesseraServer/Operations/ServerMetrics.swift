@@ -69,6 +69,23 @@ public final class ServerMetrics: Sendable {
         registry.gauge("tessera_response_cache_limit_bytes", help: "The response cache's limit (--response-cache).") {
             Double(responses.byteLimit)
         }
+        let tiles = service.decodedTiles
+        registry.counter("tessera_decoded_tiles_hits_total", help: "JPEG 2000 tiles read from the decoded tiles kept.") {
+            Double(tiles.lookups.hits)
+        }
+        registry.counter("tessera_decoded_tiles_coalesced_total",
+                         help: "JPEG 2000 tiles read by waiting for another request's decode of them.") {
+            Double(tiles.lookups.coalesced)
+        }
+        registry.counter("tessera_decoded_tiles_misses_total", help: "JPEG 2000 tiles decoded whole for a request.") {
+            Double(tiles.lookups.misses)
+        }
+        registry.gauge("tessera_decoded_tiles_bytes", help: "Memory the decoded JPEG 2000 tiles kept hold.") {
+            Double(tiles.usage.bytes)
+        }
+        registry.gauge("tessera_decoded_tiles_limit_bytes", help: "The decoded tiles' limit (--decoded-tiles).") {
+            Double(tiles.byteLimit)
+        }
         registry.gauge("tessera_open_images", help: "Images open.") { Double(service.openImages.count) }
         registry.gauge("tessera_open_images_bytes", help: "Memory the open images hold, estimated.") {
             Double(service.openImages.bytes)

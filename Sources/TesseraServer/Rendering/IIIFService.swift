@@ -26,12 +26,14 @@ public final class IIIFService: Sendable {
         /// The memory all renders in flight may hold together, and the queue of those waiting for it.
         public var renderBudget = RenderBudget.Limits(bytes: MemoryBudget.default.limit, queueLength: 64, maxWait: 10)
         /// The most memory whole decoded codestream tiles are kept in (`DecodedTileCache`), in bytes: the requests
-        /// that fall in one JPEG 2000 tile then decode it once.
-        public var decodedTileBytes = 256 << 20
+        /// that fall in one JPEG 2000 tile then decode it once. By default enough for every tile of a 100 MP image
+        /// at full and half resolution (375 MB), the levels whose tiles serve several 256-pixel requests: with
+        /// 256 MiB, a pass over such an image's tiles in random order decoded each of them about four times.
+        public var decodedTileBytes = 512 << 20
 
         /// The defaults: `/iiif`, 256-pixel tiles, responses of at most 25 MP, JPEG quality 85, no pyramid cache,
         /// 128 MiB of rendered responses kept a day, the address from each request, renders within the default
-        /// memory limit with 64 waiting at most 10 s, 256 MiB of decoded JPEG 2000 tiles.
+        /// memory limit with 64 waiting at most 10 s, decoded JPEG 2000 tiles kept as `decodedTileBytes` says.
         public init() {}
     }
 

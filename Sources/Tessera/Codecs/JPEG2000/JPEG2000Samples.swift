@@ -21,6 +21,10 @@ struct JPEG2000Samples {
     private let planes: [Plane]
     private let format: PixelFormat
     private let convertsYCC: Bool
+    /// Whether every plane's columns are consecutive samples (not subsampled horizontally) at the output's
+    /// precision and no colour is converted: each channel is then its plane's row, offset and clamped, in one pass
+    /// (a server's whole tiles: a fifth of its time went to the general loop).
+    private let copiesPlanes: Bool
 
     /// `image` holds a decoded area; `columns`... are component 0's columns at the decoded reduction (absolute,
     /// from the reference grid's origin), `count` of them; `referenceSampling` is component 0's subsampling.
@@ -42,6 +46,10 @@ struct JPEG2000Samples {
                          offset: comp.sgnd != 0 ? Int32(1) << (precision - 1) : 0,
                          maximum: precision >= 31 ? Int32.max : (Int32(1) << precision) - 1, precision: precision)
         }
+        let bitDepth = channels.format.bitDepth
+        copiesPlanes = !channels.convertsYCC && planes.allSatisfy { plane in
+            plane.precision == bitDepth && plane.columns.indices.allSatisfy { plane.columns[$0] == plane.columns[0] + $0 }
+        }
     }
 
     /// Converts component 0's row `row` (absolute, at the decoded reduction) into `target`.
@@ -53,6 +61,13 @@ struct JPEG2000Samples {
             return plane.data + index * plane.width
         }
         let count = planes[0].columns.count
+        if copiesPlanes {
+            for (channel, plane) in planes.enumerated() {
+                copy(rows[channel] + (plane.columns.first ?? 0), count: count, offset: plane.offset,
+                     maximum: plane.maximum, channel: channel, into: target)
+            }
+            return
+        }
         var values = [Int32](repeating: 0, count: channelCount)
         for column in 0..<count {
             for channel in 0..<channelCount {
@@ -76,6 +91,23 @@ struct JPEG2000Samples {
                 } else {
                     target.storeBytes(of: UInt16(value), toByteOffset: place * 2, as: UInt16.self)
                 }
+            }
+        }
+    }
+
+    /// Writes `count` samples of one plane, offset and clamped, as channel `channel` of interleaved pixels.
+    private func copy(_ samples: UnsafeMutablePointer<Int32>, count: Int, offset: Int32, maximum: Int32, channel: Int,
+                      into target: UnsafeMutableRawPointer) {
+        let step = planes.count
+        if format.bitDepth == 8 {
+            let output = target.assumingMemoryBound(to: UInt8.self) + channel
+            for column in 0..<count {
+                output[column * step] = UInt8(truncatingIfNeeded: min(max(samples[column] &+ offset, 0), maximum))
+            }
+        } else {
+            let output = target.assumingMemoryBound(to: UInt16.self) + channel
+            for column in 0..<count {
+                output[column * step] = UInt16(truncatingIfNeeded: min(max(samples[column] &+ offset, 0), maximum))
             }
         }
     }
