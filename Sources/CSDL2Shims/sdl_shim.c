@@ -32,13 +32,16 @@
     F(SDL_RenderCopyF, int, \
       (SDL_Renderer *renderer, SDL_Texture *texture, const SDL_Rect *source, const SDL_FRect *destination), \
       (renderer, texture, source, destination)) \
-    F(SDL_RenderFillRects, int, (SDL_Renderer *renderer, const SDL_Rect *rects, int count), (renderer, rects, count)) \
+    F(SDL_RenderFillRects, int, (SDL_Renderer *renderer, const SDL_Rect *rects, int count), \
+      (renderer, rects, count)) \
     V(SDL_RenderPresent, (SDL_Renderer *renderer), (renderer)) \
-    F(SDL_RenderReadPixels, int, (SDL_Renderer *renderer, const SDL_Rect *rect, Uint32 format, void *pixels, int pitch), \
+    F(SDL_RenderReadPixels, int, \
+      (SDL_Renderer *renderer, const SDL_Rect *rect, Uint32 format, void *pixels, int pitch), \
       (renderer, rect, format, pixels, pitch)) \
     F(SDL_SetHint, SDL_bool, (const char *name, const char *value), (name, value)) \
     F(SDL_SetRenderDrawBlendMode, int, (SDL_Renderer *renderer, SDL_BlendMode mode), (renderer, mode)) \
-    F(SDL_SetRenderDrawColor, int, (SDL_Renderer *renderer, Uint8 r, Uint8 g, Uint8 b, Uint8 a), (renderer, r, g, b, a)) \
+    F(SDL_SetRenderDrawColor, int, (SDL_Renderer *renderer, Uint8 r, Uint8 g, Uint8 b, Uint8 a), \
+      (renderer, r, g, b, a)) \
     F(SDL_SetTextureAlphaMod, int, (SDL_Texture *texture, Uint8 alpha), (texture, alpha)) \
     F(SDL_SetTextureBlendMode, int, (SDL_Texture *texture, SDL_BlendMode mode), (texture, mode)) \
     F(SDL_SetWindowFullscreen, int, (SDL_Window *window, Uint32 flags), (window, flags)) \

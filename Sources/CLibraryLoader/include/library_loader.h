@@ -41,14 +41,19 @@ void tessera_library_require(struct tessera_library *library);
 #define TESSERA_LIBRARY_FORWARD_VOID(name, parameters, arguments) \
     void name parameters { tessera_library_require(&library); functions.name arguments; }
 
+/// A varargs function gets a field and a lookup but no definition.
 #define TESSERA_LIBRARY_NOTHING(name)
+#define TESSERA_LIBRARY_VARARGS_POINTER(name) TESSERA_LIBRARY_POINTER(name, )
+#define TESSERA_LIBRARY_VARARGS_RESOLVE(name) TESSERA_LIBRARY_RESOLVE(name, )
 
 /// The table `functions`, its `resolve`, the `library` opened from `soname` and the forwarding definitions, for the
 /// X-macro `LIST`.
 #define TESSERA_LAZY_LIBRARY(soname, LIST) \
-    static struct { LIST(TESSERA_LIBRARY_POINTER, TESSERA_LIBRARY_POINTER, TESSERA_LIBRARY_POINTER) } functions; \
+    static struct { \
+        LIST(TESSERA_LIBRARY_POINTER, TESSERA_LIBRARY_POINTER, TESSERA_LIBRARY_VARARGS_POINTER) \
+    } functions; \
     static bool resolve(void *handle) { \
-        return true LIST(TESSERA_LIBRARY_RESOLVE, TESSERA_LIBRARY_RESOLVE, TESSERA_LIBRARY_RESOLVE); \
+        return true LIST(TESSERA_LIBRARY_RESOLVE, TESSERA_LIBRARY_RESOLVE, TESSERA_LIBRARY_VARARGS_RESOLVE); \
     } \
     static struct tessera_library library = TESSERA_LIBRARY(soname, resolve); \
     LIST(TESSERA_LIBRARY_FORWARD, TESSERA_LIBRARY_FORWARD_VOID, TESSERA_LIBRARY_NOTHING)
