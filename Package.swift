@@ -11,7 +11,8 @@ let package = Package(
         .executable(name: "tessera", targets: ["tessera"]),
     ],
     targets: [
-        // System libraries from Debian's -dev packages.
+        // System libraries from Debian's -dev packages. CSDL2 and CCurl are headers only: their shims open the
+        // libraries on the first call, so only `tessera view` loads SDL2 and only remote inputs load libcurl.
         .systemLibrary(name: "CJPEG", path: "Sources/CJPEG"),
         .systemLibrary(name: "CPNG", path: "Sources/CPNG"),
         .systemLibrary(name: "CTIFF", path: "Sources/CTIFF"),
@@ -19,9 +20,9 @@ let package = Package(
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
         .systemLibrary(name: "COpenJPEG", path: "Sources/COpenJPEG", pkgConfig: "libopenjp2"),
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD"),
-        .systemLibrary(name: "CSDL2", path: "Sources/CSDL2", pkgConfig: "sdl2"),
+        .systemLibrary(name: "CSDL2", path: "Sources/CSDL2"),
         .systemLibrary(name: "CXML2", path: "Sources/CXML2", pkgConfig: "libxml-2.0"),
-        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl"),
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
         // The few C shims the libraries need: setjmp/longjmp error recovery for libjpeg and libpng,
         // per-handle error capture for libtiff.
         .target(
@@ -29,8 +30,12 @@ let package = Package(
             dependencies: ["CJPEG", "CPNG", "CTIFF"],
             linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("tiff")]
         ),
-        // curl_easy_setopt's varargs, which Swift cannot pass.
-        .target(name: "CCurlShims", dependencies: ["CCurl"], linkerSettings: [.linkedLibrary("curl")]),
+        // A library opened with dlopen on the first call of one of its functions.
+        .target(name: "CLibraryLoader"),
+        // libcurl opened on first use, and curl_easy_setopt's varargs, which Swift cannot pass.
+        .target(name: "CCurlShims", dependencies: ["CCurl", "CLibraryLoader"]),
+        // libSDL2 opened on first use.
+        .target(name: "CSDL2Shims", dependencies: ["CSDL2", "CLibraryLoader"]),
 
         // OpenJPH's C++ HTJ2K encoder behind a C interface.
         .target(name: "CHTJ2KShim", linkerSettings: [.linkedLibrary("openjph"), .linkedLibrary("stdc++")]),
@@ -47,7 +52,7 @@ let package = Package(
         // The IIIF Image API server over libmicrohttpd.
         .target(name: "TesseraServer", dependencies: ["Tessera", "TesseraTiling", "CMicroHTTPD", "CServerShims"]),
         // The native viewer: an SDL2 window drawing TesseraTiling's tiles, one texture per tile.
-        .target(name: "TesseraViewer", dependencies: ["TesseraTiling", "Tessera", "CSDL2"]),
+        .target(name: "TesseraViewer", dependencies: ["TesseraTiling", "Tessera", "CSDL2", "CSDL2Shims"]),
         .executableTarget(name: "tessera", dependencies: ["Tessera", "TesseraTiling", "TesseraServer", "TesseraViewer"]),
         // Replays a scripted pan-and-zoom trace through the tiling engine over a real Deep Zoom pyramid.
         .executableTarget(

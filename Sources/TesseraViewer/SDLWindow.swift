@@ -18,6 +18,7 @@ final class SDLWindow {
 
     /// Opens a resizable, HiDPI-aware window of `size` points titled `title`; `software` skips the GPU.
     init(title: String, size: PixelSize, software: Bool) throws {
+        try SDLLibrary.require()
         guard SDL_Init(SDL_INIT_VIDEO) == 0 else { throw ViewerError.sdl("cannot start video: \(Self.lastError)") }
         // Bilinear filtering when tiles are magnified or minified, and keep running in the background.
         SDL_SetHint(SDL_HINT_RENDER_SCALE_QUALITY, "1")

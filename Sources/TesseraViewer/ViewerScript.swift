@@ -113,6 +113,7 @@ public struct ViewerScript: Hashable, Sendable {
             }
             return .resize(PixelSize(width: Int(size.x), height: Int(size.y)))
         case "key":
+            try SDLLibrary.require()
             guard let name = argument as? String, SDL_GetKeyFromName(name) != keyCode(SDLK_UNKNOWN) else {
                 throw StepError(message: "key needs a key's name as SDL spells it (\"i\", \"+\", \"Left\", \"Home\")")
             }

@@ -15,6 +15,9 @@ public enum TesseraError: Error, Equatable, Sendable, CustomStringConvertible {
     case memoryLimit(path: String, needed: Int, limit: Int, purpose: String)
     /// A URL gave no usable answer: unreachable, timed out, an error status, or changed while being read.
     case http(url: String, detail: String)
+    /// A shared library opened on first use could not be loaded (libSDL2 for the viewer, libcurl for URLs): `detail`
+    /// is the loader's message naming the library, `purpose` what needs it, `package` the Debian package to install.
+    case missingLibrary(detail: String, purpose: String, package: String)
     /// A caller passed an argument that cannot work (a region outside the image, a bad scale).
     case invalidArgument(String)
 
@@ -29,6 +32,7 @@ public enum TesseraError: Error, Equatable, Sendable, CustomStringConvertible {
             return "\(path): \(purpose) needs \(ByteCount(needed)), over the memory limit of \(ByteCount(limit))"
                 + " (raise it with --memory-limit)"
         case let .http(url, detail): return "\(url): \(detail)"
+        case let .missingLibrary(detail, purpose, package): return "\(detail) (\(purpose): apt-get install \(package))"
         case let .invalidArgument(message): return message
         }
     }

@@ -31,10 +31,18 @@ public final class HTTPClient: HTTPFetching, @unchecked Sendable {
     private let lock = NSLock()
     private var idle: [UnsafeMutableRawPointer] = []
 
-    private static let initialized: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+    /// libcurl, opened and initialized on the first request (CCurlShims), so commands without a URL never load it:
+    /// nil once it is ready, else why it could not be loaded.
+    private static let libraryFailure: TesseraError? = {
+        if let failure = tessera_curl_load() {
+            return .missingLibrary(detail: String(cString: failure), purpose: "remote inputs need libcurl",
+                                   package: "libcurl4")
+        }
+        _ = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+        return nil
+    }()
 
     public init(configuration: Configuration = Configuration()) {
-        _ = Self.initialized
         self.configuration = configuration
     }
 
@@ -82,6 +90,7 @@ public final class HTTPClient: HTTPFetching, @unchecked Sendable {
     }
 
     private func perform(_ request: Request) throws -> Response {
+        if let failure = Self.libraryFailure { throw failure }
         guard let handle = takeHandle() else {
             throw TransferFailure(message: "libcurl could not make a handle", retryable: false)
         }
