@@ -53,39 +53,12 @@ public final class ServerMetrics: Sendable {
             Double(budget.limits.bytes)
         }
         let responses = service.responses
-        registry.counter("tessera_response_cache_hits_total", help: "Rendered responses answered from the cache.") {
-            Double(responses.lookups.hits)
-        }
-        registry.counter("tessera_response_cache_coalesced_total",
-                         help: "Rendered responses answered by waiting for an identical render in flight.") {
-            Double(responses.lookups.coalesced)
-        }
-        registry.counter("tessera_response_cache_misses_total", help: "Rendered responses that had to be rendered.") {
-            Double(responses.lookups.misses)
-        }
-        registry.gauge("tessera_response_cache_bytes", help: "Memory the cached responses hold.") {
-            Double(responses.usage.bytes)
-        }
-        registry.gauge("tessera_response_cache_limit_bytes", help: "The response cache's limit (--response-cache).") {
-            Double(responses.byteLimit)
-        }
+        Self.registerCache(registry, name: "response_cache", entries: "rendered responses", option: "--response-cache",
+                           lookups: { (responses.lookups.hits, responses.lookups.coalesced, responses.lookups.misses) },
+                           bytes: { responses.usage.bytes }, limit: responses.byteLimit)
         let tiles = service.decodedTiles
-        registry.counter("tessera_decoded_tiles_hits_total", help: "JPEG 2000 tiles read from the decoded tiles kept.") {
-            Double(tiles.lookups.hits)
-        }
-        registry.counter("tessera_decoded_tiles_coalesced_total",
-                         help: "JPEG 2000 tiles read by waiting for another request's decode of them.") {
-            Double(tiles.lookups.coalesced)
-        }
-        registry.counter("tessera_decoded_tiles_misses_total", help: "JPEG 2000 tiles decoded whole for a request.") {
-            Double(tiles.lookups.misses)
-        }
-        registry.gauge("tessera_decoded_tiles_bytes", help: "Memory the decoded JPEG 2000 tiles kept hold.") {
-            Double(tiles.usage.bytes)
-        }
-        registry.gauge("tessera_decoded_tiles_limit_bytes", help: "The decoded tiles' limit (--decoded-tiles).") {
-            Double(tiles.byteLimit)
-        }
+        Self.registerCache(registry, name: "decoded_tiles", entries: "decoded JPEG 2000 tiles", option: "--decoded-tiles",
+                           lookups: { tiles.lookups }, bytes: { tiles.usage.bytes }, limit: tiles.byteLimit)
         registry.gauge("tessera_open_images", help: "Images open.") { Double(service.openImages.count) }
         registry.gauge("tessera_open_images_bytes", help: "Memory the open images hold, estimated.") {
             Double(service.openImages.bytes)
@@ -120,6 +93,28 @@ public final class ServerMetrics: Sendable {
     }
 
     /// The process's resident set, in bytes, from /proc/self/statm (0 where there is none).
+    /// The lookups (hits, waits for an identical entry being made, misses), the bytes held and the limit of one of
+    /// the server's byte-bounded caches, as `tessera_{name}_hits_total` and so on; `entries` names what it holds.
+    private static func registerCache(_ registry: MetricsRegistry, name: String, entries: String, option: String,
+                                      lookups: @escaping @Sendable () -> (hits: Int, coalesced: Int, misses: Int),
+                                      bytes: @escaping @Sendable () -> Int, limit: Int) {
+        let prefix = "tessera_\(name)"
+        registry.counter("\(prefix)_hits_total", help: "Lookups of \(entries) answered from the cache.") {
+            Double(lookups().hits)
+        }
+        registry.counter("\(prefix)_coalesced_total",
+                         help: "Lookups of \(entries) answered by waiting for an identical one being made.") {
+            Double(lookups().coalesced)
+        }
+        registry.counter("\(prefix)_misses_total", help: "Lookups of \(entries) that had to make them.") {
+            Double(lookups().misses)
+        }
+        registry.gauge("\(prefix)_bytes", help: "Memory the \(entries) kept hold.") { Double(bytes()) }
+        registry.gauge("\(prefix)_limit_bytes", help: "The most memory the \(entries) kept may hold (\(option)).") {
+            Double(limit)
+        }
+    }
+
     private static func residentBytes() -> Int {
         guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
         let fields = statm.split(separator: " ")
