@@ -171,11 +171,14 @@ public final class IIIFService: Sendable {
             // preview) and the request in its canonical form, whatever the host or the spelling asked with.
             let key = "\(image.cacheKey)\n\(image.size) \(image.modified.timeIntervalSince1970)\n\(source.input.name)\n\(canonicalPath)"
             if let held = responses.heldResponse(for: key) { return (held.bytes, held.mediaType) }
+            // A stored tile cut, relabelled or stretched in its coefficients decodes no pixels: made here, on the
+            // polling thread, rather than after a hop to a worker that would cost more than the edit.
+            if !wholeTile, let made = try storedTile(for: resolved, in: image) {
+                return (try responses.response(for: key) { ResponseCache.Response(bytes: made, mediaType: "image/jpeg") }
+                    .bytes, "image/jpeg")
+            }
             try place.requireWorker()
             let rendered = try responses.response(for: key) {
-                if !wholeTile, let made = try storedTile(for: resolved, in: image) {
-                    return ResponseCache.Response(bytes: made, mediaType: "image/jpeg")
-                }
                 let plan = try storedTileSource(for: resolved, in: image).map {
                     try IIIFRenderer.plan($0.request, from: $0.source, reducedBy: $0.scale)
                 } ?? IIIFRenderer.plan(resolved, from: source, reducedBy: preview == nil ? 1 : PyramidCache.previewFactor)
