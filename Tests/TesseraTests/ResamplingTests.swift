@@ -208,6 +208,25 @@ import Testing
         #expect(one.bytes == many.bytes)
     }
 
+    /// A source whose pixels sit early (a JPEG 2000 level reduced 4 times holds the image at full-resolution pixels
+    /// 0, 4, 8, ...: 1.5 pixels, 0.375 of its own, before its blocks' centres) resampled with that lag: on a ramp,
+    /// each output pixel of the 8-times reduction takes the value at the centre of its 8-pixel block.
+    @Test func aLaggingSourceIsResampledAtTheBlocksCentres() {
+        let level = (0..<64).map { Double(4 * $0) }
+        // Far from the ends; Lanczos3's sampled weights keep a ramp to within a few hundredths.
+        for (kernel, tolerance) in [(ResamplingKernel.bilinear, 1e-3), (.lanczos3, 0.05)] {
+            let weights = ResamplingWeights(kernel: kernel, inputLength: 64, outputLength: 32, lag: 0.375)
+            for o in 8..<24 {
+                let value = (0..<weights.taps).reduce(0.0) { total, k in
+                    total + Double(weights.weights[o * weights.taps + k][0]) * level[weights.first[o] + k]
+                }
+                #expect(abs(value - Double(8 * o) - 3.5) < tolerance, "\(kernel) output \(o): \(value)")
+            }
+        }
+        let lagged = ResamplingWeights.shared(kernel: .lanczos3, inputLength: 16, outputLength: 8, lag: 0.375)
+        #expect(lagged.weights != ResamplingWeights.shared(kernel: .lanczos3, inputLength: 16, outputLength: 8).weights)
+    }
+
     @Test func weightsSumToOneAndStayInsideTheImage() {
         for kernel in ResamplingKernel.all {
             for (input, output) in [(100, 37), (7, 30), (5, 5), (1, 9), (9, 1)] {

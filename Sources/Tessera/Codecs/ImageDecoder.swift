@@ -5,6 +5,10 @@ protocol ImageDecoder: RowDecoder {
     static func readProperties(of input: ImageInput) throws -> ImageProperties
     /// The reduction factors (1 = full size) this format can decode `page` at without a separate shrink.
     static func nativeScales(for properties: ImageProperties) -> [Int]
+    /// How far, in full-resolution pixels, the centre of a pixel decoded at `scale` (one of `nativeScales`) lies
+    /// before the centre of the `scale x scale` block it stands for: 0 for reductions that average the block
+    /// (JPEG's DCT scaling, a pyramid's box-filtered levels), more where the format samples differently.
+    static func sampleLag(atScale scale: Int) -> Double
     /// Opens the image for decoding at `request.scale`, one of `nativeScales`.
     init(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws
     /// Opens the row decoder for `request`: `init` unless the format has a cheaper path for it.
@@ -27,6 +31,8 @@ protocol SharedDecoderState: AnyObject, Sendable {
 
 extension ImageDecoder {
     static func nativeScales(for properties: ImageProperties) -> [Int] { [1] }
+
+    static func sampleLag(atScale scale: Int) -> Double { 0 }
 
     static func makeDecoder(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws -> any RowDecoder {
         try Self(input: input, properties: properties, request: request)

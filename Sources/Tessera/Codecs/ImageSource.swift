@@ -92,10 +92,8 @@ public final class ImageSource: Sendable {
                 "\(input.name): page \(options.page) does not exist (the file has \(properties.pageCount))")
         }
         try refuseDecompressionBombs()
-        // Other pages may differ in size from the first, which the properties describe: read them at full scale.
         let decoderType = Self.decoder(for: properties.format)
-        let nativeScale = options.page == 0
-            ? decoderType.nativeScales(for: properties).filter { options.scale % $0 == 0 }.max() ?? 1 : 1
+        let nativeScale = self.nativeScale(for: options.scale, page: options.page)
         let request = DecodeRequest(scale: nativeScale, page: options.page, budget: budget,
                                     allowPartial: options.allowPartial, region: options.region?.reduced(by: nativeScale),
                                     entropyIndexFolder: options.entropyIndexFolder, shared: shared,
@@ -122,6 +120,20 @@ public final class ImageSource: Sendable {
             reader = BoxShrinkReader(source: source, factor: shrink)
         }
         return reader.size == output.size ? reader : EdgeExtendingReader(source: reader, size: output.size)
+    }
+
+    /// The scale the decoder reads at for a reader at `scale`: the largest native one dividing it (the rest is a
+    /// box shrink). Other pages may differ in size from the first, which the properties describe: they are read
+    /// at full scale.
+    private func nativeScale(for scale: Int, page: Int) -> Int {
+        page == 0 ? Self.decoder(for: properties.format).nativeScales(for: properties).filter { scale % $0 == 0 }.max() ?? 1 : 1
+    }
+
+    /// How far the centre of a pixel of page 0 read at `scale` lies before the centre of the block of
+    /// full-resolution pixels it stands for, in the reader's own pixels: what a resampler of that reader adds to
+    /// its source coordinates (`ResamplingReader`'s `sourceLag`). 0 except for JPEG 2000's wavelet levels.
+    public func sampleLag(scale: Int) -> Double {
+        Self.decoder(for: properties.format).sampleLag(atScale: nativeScale(for: scale, page: 0)) / Double(scale)
     }
 
     /// The part of `rect` inside an image of `size`, or, when `rect` lies wholly past its last row or column,

@@ -49,8 +49,10 @@ public final class ResamplingReader: ImageReader {
     private var filled = 0
     private var input: Strip
 
-    /// Resamples `source` to `size` pixels (any scale up or down, independently in x and y).
-    public init(source: any ImageReader, size: Size, options: Options = Options()) throws {
+    /// Resamples `source` to `size` pixels (any scale up or down, independently in x and y); `sourceLag` is how
+    /// far the source's pixels lie before the centres of the areas they stand for, in its pixels on both axes
+    /// (`ImageSource.sampleLag`: 0 but for JPEG 2000's levels).
+    public init(source: any ImageReader, size: Size, options: Options = Options(), sourceLag: Double = 0) throws {
         guard size.width > 0, size.height > 0 else {
             throw TesseraError.invalidArgument("the output size must be positive, not \(size)")
         }
@@ -60,8 +62,10 @@ public final class ResamplingReader: ImageReader {
         self.source = source
         self.size = size
         self.options = options
-        horizontal = ResamplingWeights.shared(kernel: options.kernel, inputLength: source.size.width, outputLength: size.width)
-        vertical = ResamplingWeights.shared(kernel: options.kernel, inputLength: source.size.height, outputLength: size.height)
+        horizontal = ResamplingWeights.shared(kernel: options.kernel, inputLength: source.size.width,
+                                              outputLength: size.width, lag: sourceLag)
+        vertical = ResamplingWeights.shared(kernel: options.kernel, inputLength: source.size.height,
+                                            outputLength: size.height, lag: sourceLag)
         conversion = SampleConversion(format: source.format, linearLight: options.linearLight)
         ringCapacity = vertical.taps + batchRows
         ring = .allocate(capacity: ringCapacity * size.width)

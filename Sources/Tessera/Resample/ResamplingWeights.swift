@@ -10,16 +10,18 @@ public struct ResamplingWeights: Sendable {
     /// all four lanes, ready to multiply a pixel without a shuffle in the inner loop.
     public let weights: [SIMD4<Float>]
 
-    /// Output pixel `i`'s centre sits at source coordinate `(i + 0.5) * scale - 0.5` with
-    /// `scale = inputLength / outputLength`, the libvips and Pillow convention.
-    public init(kernel: ResamplingKernel, inputLength: Int, outputLength: Int) {
+    /// Output pixel `i`'s centre sits at source coordinate `(i + 0.5) * scale - 0.5 + lag` with
+    /// `scale = inputLength / outputLength`, the libvips and Pillow convention when `lag` is 0; `lag` (in source
+    /// pixels) is how far the source's pixels lie before the centres of the areas they stand for
+    /// (`ImageSource.sampleLag`).
+    public init(kernel: ResamplingKernel, inputLength: Int, outputLength: Int, lag: Double = 0) {
         precondition(inputLength > 0 && outputLength > 0, "lengths must be positive")
         let scale = Double(inputLength) / Double(outputLength)
         let stretch = kernel.stretchesWhenShrinking ? max(1, scale) : 1
         let radius = kernel.support * stretch
         // Each window's source pixels within the radius; the widest sets the taps for all.
         let windows = (0..<outputLength).map { i -> (centre: Double, low: Int, high: Int) in
-            let centre = (Double(i) + 0.5) * scale - 0.5
+            let centre = (Double(i) + 0.5) * scale - 0.5 + lag
             return (centre, max(0, Int((centre - radius).rounded(.up))),
                     min(inputLength - 1, Int((centre + radius).rounded(.down))))
         }
@@ -53,11 +55,13 @@ public struct ResamplingWeights: Sendable {
     /// and kept (at most `sharedByteLimit` bytes of them, least recently used dropped): a server's renders ask for
     /// the same few pairs of lengths again and again (a tile a pixel or two off its level, a thumbnail), and the
     /// weights' sines cost as much as resampling a tile. Another kernel's are made each time.
-    public static func shared(kernel: ResamplingKernel, inputLength: Int, outputLength: Int) -> ResamplingWeights {
+    public static func shared(kernel: ResamplingKernel, inputLength: Int, outputLength: Int,
+                              lag: Double = 0) -> ResamplingWeights {
+        let make = { Self(kernel: kernel, inputLength: inputLength, outputLength: outputLength, lag: lag) }
         guard kernel.isBuiltIn,
-              let weights = try? sharedWeights.value(for: SharedKey(kernel: kernel.name, input: inputLength, output: outputLength),
-                                                     make: { Self(kernel: kernel, inputLength: inputLength, outputLength: outputLength) })
-        else { return Self(kernel: kernel, inputLength: inputLength, outputLength: outputLength) }
+              let weights = try? sharedWeights.value(
+                  for: SharedKey(kernel: kernel.name, input: inputLength, output: outputLength, lag: lag), make: make)
+        else { return make() }
         return weights
     }
 
@@ -65,7 +69,7 @@ public struct ResamplingWeights: Sendable {
     static let sharedByteLimit = 4 << 20
 
     private struct SharedKey: Hashable, Sendable {
-        let kernel: String, input: Int, output: Int
+        let kernel: String, input: Int, output: Int, lag: Double
     }
 
     private static let sharedWeights = SharedCache<SharedKey, ResamplingWeights>(byteLimit: sharedByteLimit) { _, weights in

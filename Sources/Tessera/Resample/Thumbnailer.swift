@@ -120,7 +120,8 @@ public struct Thumbnailer: Sendable {
         if plan.boxFactor > 1 { reader = BoxShrinkReader(source: reader, factor: plan.boxFactor) }
         if reader.size != plan.resampledSize {
             reader = try ResamplingReader(source: reader, size: plan.resampledSize,
-                                          options: .init(kernel: options.kernel, linearLight: options.linearLight))
+                                          options: .init(kernel: options.kernel, linearLight: options.linearLight),
+                                          sourceLag: reading.sampleLag(scale: plan.loadScale * plan.boxFactor))
         }
         var image = try reader.readAll(budget: options.budget, name: source.input.name).oriented(exif: plan.orientation)
         if image.size != plan.outputSize {

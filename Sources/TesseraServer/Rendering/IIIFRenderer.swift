@@ -100,7 +100,9 @@ enum IIIFRenderer {
         var reader: any ImageReader = try source.makeReader(
             ReadOptions(region: plan.region, scale: plan.scale, entropyIndexFolder: entropyIndexFolder,
                         tileCache: tileCache))
-        if reader.size != request.size { reader = try ResamplingReader(source: reader, size: request.size) }
+        if reader.size != request.size {
+            reader = try ResamplingReader(source: reader, size: request.size, sourceLag: source.sampleLag(scale: plan.scale))
+        }
         var options = EncodeOptions()
         options.quality = jpegQuality
         options.bitDepth = 8

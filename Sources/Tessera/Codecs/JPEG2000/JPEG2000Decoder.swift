@@ -100,6 +100,11 @@ final class JPEG2000Decoder: ImageDecoder {
         (0..<(properties.jpeg2000?.resolutionLevels ?? 1)).map { 1 << $0 }
     }
 
+    /// The wavelet's low-pass filters are centred on the even samples, so a level reduced `scale` times holds the
+    /// image at full-resolution pixels 0, `scale`, `2 * scale`, ... (for an image at the reference grid's origin,
+    /// as nearly every file is), not at the blocks' centres: `(scale - 1) / 2` pixels early.
+    static func sampleLag(atScale scale: Int) -> Double { Double(scale - 1) / 2 }
+
     /// The colour space's name: the colour box's enumerated space where there is one, else OpenJPEG's.
     private static func colorSpaceName(_ enumerated: Int?, _ space: OPJ_COLOR_SPACE, hasICC: Bool) -> String {
         if hasICC { return "ICC" }
