@@ -17,10 +17,13 @@ protocol BandCoefficients: AnyObject {
 /// region, one MCU column more on each side), are written by libjpeg as a sequential JPEG in memory (the source's
 /// quantisation tables, standard Huffman tables) and decoded by `JPEGDecoder`, so the IDCT, DCT scaling, fancy upsampling and colour conversion
 /// are libjpeg's own. The extra MCUs give the upsampler the neighbours it reads at the band's edges; their output
-/// is dropped, so bands join without seams and the rows equal a one-shot libjpeg decode.
+/// is dropped, so bands join without seams and the rows equal a one-shot libjpeg decode. At 1/8, where libjpeg
+/// scales each component by a 1x1 or 2x2 IDCT, the band's rows are made from the coefficients directly
+/// (`JPEGEighthScale`), the same rows without the trip through libjpeg.
 ///
 ///     BandCoefficients -> CoefficientWindow [band - 1, band + 1) x [columns - 1, columns + 1)
 ///       -> libjpeg: coefficients -> sequential JPEG -> JPEGDecoder (scale, crop) -> the band's rows
+///       -> or at 1/8: JPEGEighthScale -> the band's rows
 final class BandedJPEGDecoder: RowDecoder {
     private let input: ImageInput
     private let request: DecodeRequest
@@ -34,8 +37,10 @@ final class BandedJPEGDecoder: RowDecoder {
     /// MCU rows decoded above and below each band for libjpeg's upsampler: 1 where it reads the rows beside (fancy
     /// upsampling of vertically subsampled components, at every scale but 1/8), else 0.
     private let contextRows: Int
+    /// What makes 1/8 rows from the coefficients, when the request is at 1/8 and libjpeg's scaling allows.
+    private let eighthScale: JPEGEighthScale?
     /// The current band's decoder, and its rows still to hand out.
-    private var band: JPEGDecoder?
+    private var band: (any RowDecoder)?
     private var bandRowsLeft = 0
     /// The first MCU row of the next band.
     private var nextRow = 0
@@ -74,6 +79,7 @@ final class BandedJPEGDecoder: RowDecoder {
         size = reducedSize(Size(width: frame.width, height: frame.height), by: request.scale)
         decodedColumns = 0..<size.width
         format = properties.channels == 1 ? .gray8 : .rgb8
+        eighthScale = request.scale == 8 ? JPEGEighthScale(frame: frame, session: session) : nil
     }
 
     /// MCU width and height in pixels at full scale.
@@ -158,9 +164,14 @@ final class BandedJPEGDecoder: RowDecoder {
         let left = window.columns.lowerBound * mcuWidth
         let pixelWidth = min(window.columns.upperBound * mcuWidth, frame.width) - left
         let pixelHeight = min(windowEnd * mcuHeight, frame.height) - windowStart * mcuHeight
-        let bytes = try encodeWindow(width: pixelWidth, height: pixelHeight)
-        let decoder = try JPEGDecoder(session: try JPEGSession(input: .bytes(bytes, name: input.name)), name: input.name,
+        let decoder: any RowDecoder
+        if let eighthScale {
+            decoder = eighthScale.band(of: window, width: pixelWidth, height: pixelHeight)
+        } else {
+            let bytes = try encodeWindow(width: pixelWidth, height: pixelHeight)
+            decoder = try JPEGDecoder(session: try JPEGSession(input: .bytes(bytes, name: input.name)), name: input.name,
                                       request: request)
+        }
         if let columns {
             // The band's image starts `left` pixels into the source's.
             let shift = left / request.scale

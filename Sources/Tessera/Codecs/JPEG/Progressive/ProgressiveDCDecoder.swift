@@ -7,7 +7,7 @@
 ///
 ///     JPEGScanIndex (marker walk) -> one JPEGEntropyReader per DC scan
 ///       -> per MCU row: first scan sets pred << Al, refinements OR in their bit -> DC rows per component
-///       -> (DC * q + 4) >> 3 + 128 -> upsample (repeat, or interpolate 4:2:0 chroma) -> YCbCr to RGB -> rows
+///       -> (DC * q + 4) >> 3 + 128 (JPEGReducedIDCT) -> upsample (repeat, or interpolate 4:2:0 chroma) -> YCbCr to RGB -> rows
 ///
 /// Gray, 4:4:4 and 4:2:2 equal libjpeg's 1/8 output exactly. For 4:2:0 libjpeg scales chroma by a 2x2 IDCT, AC
 /// terms included, which DC alone cannot give: the block means are interpolated instead, within a level or two
@@ -240,7 +240,7 @@ final class ProgressiveDCDecoder: TiledRowDecoder {
         for component in frame.components.indices {
             let factor = quantization[component], source = coefficients[component], target = samples[component][row % 3]
             for index in 0..<strides[component] * frame.components[component].vertical {
-                target[index] = Self.sample(source[index], quantization: factor)
+                target[index] = JPEGReducedIDCT.oneByOne(dc: source[index], quantization: factor)
             }
         }
     }
@@ -268,21 +268,8 @@ final class ProgressiveDCDecoder: TiledRowDecoder {
                         output[3 * x + 2] = blue[x]
                     }
                 case .ycbcr:
-                    let lumaRow = upsampled[0], blueRow = upsampled[1], redRow = upsampled[2]
-                    Self.redFromCr.withUnsafeBufferPointer { redFromCr in
-                        Self.blueFromCb.withUnsafeBufferPointer { blueFromCb in
-                            Self.greenFromCb.withUnsafeBufferPointer { greenFromCb in
-                                Self.greenFromCr.withUnsafeBufferPointer { greenFromCr in
-                                    for x in 0..<width {
-                                        let luma = Int(lumaRow[x]), blue = Int(blueRow[x]), red = Int(redRow[x])
-                                        output[3 * x] = Self.clamp(luma + redFromCr[red])
-                                        output[3 * x + 1] = Self.clamp(luma + (greenFromCb[blue] + greenFromCr[red]) >> 16)
-                                        output[3 * x + 2] = Self.clamp(luma + blueFromCb[blue])
-                                    }
-                                }
-                            }
-                        }
-                    }
+                    JPEGYCbCr.convert(luma: upsampled[0], blue: upsampled[1], red: upsampled[2], count: width,
+                                      into: output.baseAddress!)
                 }
             }
         }
@@ -314,20 +301,4 @@ final class ProgressiveDCDecoder: TiledRowDecoder {
             target[x] = UInt8((3 * column + neighbour + 8) >> 4)
         }
     }
-
-    /// libjpeg's 1x1 IDCT: the dequantised DC descaled by 8, rounded, centred on 128 and clamped.
-    @inline(__always)
-    private static func sample(_ coefficient: Int16, quantization: Int) -> UInt8 {
-        clamp((Int(coefficient) * quantization + 4) >> 3 + 128)
-    }
-
-    @inline(__always)
-    private static func clamp(_ value: Int) -> UInt8 { UInt8(max(0, min(255, value))) }
-
-    // libjpeg's YCbCr -> RGB tables (jdcolor.c): 16-bit fixed point, rounded the same way.
-    private static func fixed(_ value: Double) -> Int { Int(value * 65536 + 0.5) }
-    private static let redFromCr = (0..<256).map { (fixed(1.402) * ($0 - 128) + 32768) >> 16 }
-    private static let blueFromCb = (0..<256).map { (fixed(1.772) * ($0 - 128) + 32768) >> 16 }
-    private static let greenFromCr = (0..<256).map { -fixed(0.71414) * ($0 - 128) }
-    private static let greenFromCb = (0..<256).map { -fixed(0.34414) * ($0 - 128) + 32768 }
 }
