@@ -93,8 +93,8 @@ final class IndexedRegionTests {
                 }
             }
             // The plan leaves an image of under two bands per core to libjpeg (2x4's 32-row MCUs here).
-            guard availableCores() > 1,
-                  scans.frame.mcusDown >= 2 * availableCores() * ParallelBandDecoder.bandRows else { continue }
+            guard scans.frame.mcusDown >= 2 * JPEGDecodePlan.speculativeMinimumCores * ParallelBandDecoder.bandRows
+            else { continue }
             guard let read = try readThroughParallelPlan(path) else {
                 Issue.record("\(test.name): a whole read with a cache folder is not decoded on every core")
                 continue
@@ -105,16 +105,29 @@ final class IndexedRegionTests {
     }
 
     /// The whole image at `path` decoded as the plan does for a large plain JPEG with a cache folder on a machine
-    /// with enough cores (the image's size and this machine's cores not held against it): on every core, from the index in `cache`, built there on first contact; nil
-    /// when the plan would not (one core, a file the sequential decoder does not read).
-    private func readThroughParallelPlan(_ path: String) throws -> ImageBuffer? {
+    /// of `cores` cores (the image's size not held against it): on every core, from the index in `cache`, built
+    /// there on first contact; nil when the plan would not (a file the sequential decoder does not read).
+    private func readThroughParallelPlan(_ path: String, cores: Int = JPEGDecodePlan.speculativeMinimumCores)
+        throws -> ImageBuffer? {
+        try readThroughWholeReadPlan(path, scale: 1, cores: cores) { plan in
+            if case .parallel = plan { return true }
+            return false
+        }
+    }
+
+    /// The whole image at `path` at 1/`scale` decoded as the plan for a whole read with a cache folder on `cores`
+    /// cores chooses, when `expected` accepts its choice; nil when the plan leaves the read to libjpeg.
+    private func readThroughWholeReadPlan(_ path: String, scale: Int, cores: Int,
+                                          expected: (JPEGDecodePlan) -> Bool) throws -> ImageBuffer? {
         let source = try ImageSource(path: path)
-        let request = DecodeRequest(scale: 1, page: 0, budget: .default, allowPartial: false, entropyIndexFolder: cache)
-        guard let (scans, index, workers) = try JPEGDecodePlan.parallel(
-            input: source.input, properties: source.properties, request: request, minimumPixels: 0, minimumCores: 2)
-        else { return nil }
-        let decoder = try JPEGDecodePlan.parallel(scans, index, workers: workers)
-            .makeDecoder(input: source.input, properties: source.properties, request: request)
+        let request = DecodeRequest(scale: scale, page: 0, budget: .default, allowPartial: false, entropyIndexFolder: cache)
+        guard let plan = try JPEGDecodePlan.wholeRead(input: source.input, properties: source.properties,
+                                                       request: request, minimumPixels: 0, cores: cores) else { return nil }
+        guard expected(plan) else {
+            Issue.record("\(path) at 1/\(scale) on \(cores) cores: the plan chose \(plan)")
+            return nil
+        }
+        let decoder = try plan.makeDecoder(input: source.input, properties: source.properties, request: request)
         var image = ImageBuffer(width: decoder.size.width, height: decoder.size.height, format: decoder.format)
         try image.bytes.withUnsafeMutableBytes {
             try decoder.decodeRows(into: $0.baseAddress!, bytesPerRow: image.bytesPerRow, count: image.height)
@@ -141,6 +154,31 @@ final class IndexedRegionTests {
             } catch {
                 Issue.record("\(label): \(error)")
             }
+        }
+    }
+
+    /// A whole read at 1/8 with no index on 2 cores is one pass of Tessera's decoder recording the index: rows
+    /// equal libjpeg's, and the index it leaves is the one a build makes, so the next read is on both cores.
+    @Test func aWholeReadAtOneEighthRecordsTheIndex() throws {
+        for test in Self.cases {
+            let path = try SequentialCoefficientDecoderTests.cjpeg(test.name, width: 1203, height: 901,
+                                                                   arguments: test.arguments, in: folder)
+            let expected = try TestImages.read(path, ReadOptions(scale: 8))
+            let read = try readThroughWholeReadPlan(path, scale: 8, cores: 2) { plan in
+                if case .recording = plan { return true }
+                return false
+            }
+            #expect(read.map { TestImages.maxDifference($0, expected) } == 0, "\(test.name) recorded")
+            let scans = try JPEGScanIndex(input: .file(path: path))
+            let built = try JPEGEntropyIndex.build(input: .file(path: path), key: try JPEGEntropyIndex.Key(path: path),
+                                                   workers: 1)
+            #expect(JPEGEntropyIndex.load(for: path, scans: scans, folder: cache) == built, "\(test.name): index")
+            guard scans.frame.mcusDown >= 4 else { continue }
+            let again = try readThroughWholeReadPlan(path, scale: 8, cores: 2) { plan in
+                if case .parallel = plan { return true }
+                return false
+            }
+            #expect(again.map { TestImages.maxDifference($0, expected) } == 0, "\(test.name) from the index")
         }
     }
 

@@ -23,6 +23,7 @@ import Testing
         case .dcOnly: return "dcOnly"
         case .indexed: return "indexed"
         case .parallel: return "parallel"
+        case .recording: return "recording"
         }
     }
 

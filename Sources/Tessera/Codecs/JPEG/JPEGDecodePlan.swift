@@ -12,8 +12,10 @@ import Foundation
 ///
 /// A whole read of such a file of at least `parallelMinimumPixels`, on at least `parallelMinimumCores`, is decoded
 /// on every core from its entropy index (`ParallelBandDecoder`): the one in the request's folder, or, on first
-/// contact, one built there by speculative decoding on every core (`SpeculativeIndexBuild`), so later reads of
-/// the file, whole or regions, start from it.
+/// contact on at least `speculativeMinimumCores`, one built there by speculative decoding on every core
+/// (`SpeculativeIndexBuild`), so later reads of the file, whole or regions, start from it. On first contact on
+/// fewer cores, a whole read at 1/8 is one serial pass of Tessera's decoder that records the index on the way
+/// (`RecordingCoefficients`): as fast as libjpeg's, and the next read is on every core.
 ///
 /// Otherwise, only a progressive 8-bit gray or 3-component first page can leave libjpeg:
 /// - at 1/8, a Huffman-coded frame whose sampling libjpeg can upsample and that has at most 56 DC scans is decoded
@@ -27,15 +29,19 @@ enum JPEGDecodePlan {
     case dcOnly(JPEGScanIndex)
     case indexed(JPEGSession, JPEGScanIndex, JPEGEntropyIndex)
     case parallel(JPEGScanIndex, JPEGEntropyIndex, workers: Int)
+    case recording(JPEGSession, JPEGScanIndex, RecordingCoefficients)
 
     /// The fewest pixels a JPEG decoded on every core has: below, libjpeg's one pass is quick enough that an index
     /// file per image (built and written on first contact) is not worth it.
     static let parallelMinimumPixels = 16_000_000
-    /// The fewest cores that make decoding on every core pay: per core it costs 1.7x libjpeg's CPU time at 1/8 and
-    /// 3.0x at full scale (Tessera's Huffman decoding is as fast as libjpeg's, but each band is then re-encoded for
-    /// libjpeg to decode again; BENCHMARKS.md), so on 2 cores it only ties libjpeg's serial decode at 1/8 and
-    /// loses at full scale.
-    static let parallelMinimumCores = 4
+    /// The fewest cores that make decoding on every core pay at `scale`. At 1/8 the bands' rows are made from
+    /// their coefficients (`JPEGEighthScale`), so each core costs about what libjpeg's serial decode does and 2
+    /// pay; at other scales each band is re-encoded for libjpeg to decode again, 3.0x libjpeg's CPU per core at
+    /// full scale (BENCHMARKS.md), so 2 cores lose to libjpeg's serial decode.
+    static func parallelMinimumCores(scale: Int) -> Int { scale == 8 ? 2 : 4 }
+    /// The fewest cores on which building the index on first contact by speculative decoding, then decoding from
+    /// it, beats one pass: two passes over the entropy data, each split across the cores.
+    static let speculativeMinimumCores = 4
 
     /// The most DC scans the DC-only decoder takes: each gets a file cursor of its own, and a real file has one
     /// first scan and at most 13 refinements per component, so more is left to libjpeg rather than opening a file
@@ -50,10 +56,9 @@ enum JPEGDecodePlan {
             self = .indexed(try JPEGSession(input: input), scans, index)
             return
         }
-        if plain && !properties.isProgressive, let (scans, index, workers) = try Self.parallel(input: input,
-                                                                                             properties: properties,
-                                                                                             request: request) {
-            self = .parallel(scans, index, workers: workers)
+        if plain && !properties.isProgressive, let whole = try Self.wholeRead(input: input, properties: properties,
+                                                                               request: request) {
+            self = whole
             return
         }
         guard properties.isProgressive, plain else {
@@ -96,23 +101,36 @@ enum JPEGDecodePlan {
         return (scans, index)
     }
 
-    /// The index to decode a whole read of `input` with on every core, its scan and the workers; nil for a
-    /// region, fewer than `minimumCores`, a small image (under `minimumPixels`, or under two bands per core), no cache
-    /// folder, or a file Tessera's sequential decoder does not read
-    /// (left to libjpeg, which says what is wrong with it).
-    static func parallel(input: ImageInput, properties: ImageProperties, request: DecodeRequest,
-                         minimumPixels: Int = parallelMinimumPixels, minimumCores: Int = parallelMinimumCores) throws
-        -> (JPEGScanIndex, JPEGEntropyIndex, Int)? {
+    /// How a whole read of `input` leaves libjpeg: on every core from its index (`.parallel`), or in one pass that
+    /// records it (`.recording`); nil for a region, a small image (under `minimumPixels`, or under two bands per
+    /// core), no cache folder, or a file Tessera's sequential decoder does not read (left to libjpeg, which says
+    /// what is wrong with it). `cores` is this machine's.
+    static func wholeRead(input: ImageInput, properties: ImageProperties, request: DecodeRequest,
+                          minimumPixels: Int = parallelMinimumPixels, cores: Int? = nil) throws -> JPEGDecodePlan? {
         let size = reducedSize(properties.size, by: request.scale)
-        // The cores are counted last of the cheap checks: reading /proc costs more than a small render.
         guard let folder = request.entropyIndexFolder, case let .file(path) = input,
               request.region.map({ $0 == Rect(x: 0, y: 0, width: size.width, height: size.height) }) ?? true,
               properties.width * properties.height >= minimumPixels,
-              case let workers = availableCores(), workers > 1, workers >= minimumCores,
-              let scans = try? JPEGScanIndex(input: input, firstScanOnly: true), SequentialCoefficientDecoder.canDecode(scans),
-              scans.frame.mcusDown >= 2 * workers * ParallelBandDecoder.bandRows else { return nil }
+              let scans = try? JPEGScanIndex(input: input, firstScanOnly: true), SequentialCoefficientDecoder.canDecode(scans)
+        else { return nil }
+        // The cores are counted last of the cheap checks: reading /proc costs more than a small render.
+        let workers = cores ?? availableCores()
+        let parallel = workers > 1 && workers >= parallelMinimumCores(scale: request.scale)
+            && scans.frame.mcusDown >= 2 * workers * ParallelBandDecoder.rowsPerBand(scale: request.scale)
+        if parallel, let index = JPEGEntropyIndex.load(for: path, scans: scans, folder: folder) {
+            return .parallel(scans, index, workers: workers)
+        }
         do {
-            return (scans, try JPEGEntropyIndex.loadOrBuild(for: path, folder: folder, workers: workers).index, workers)
+            if parallel && workers >= speculativeMinimumCores {
+                return .parallel(scans, try JPEGEntropyIndex.loadOrBuild(for: path, folder: folder, workers: workers).index,
+                                 workers: workers)
+            }
+            guard request.scale == 8 else { return nil }
+            let key = try JPEGEntropyIndex.Key(path: path)
+            let recording = try RecordingCoefficients(scans: scans, input: input, key: key,
+                                                      file: JPEGEntropyIndex.location(of: path, key: key, folder: folder),
+                                                      folder: folder)
+            return .recording(try JPEGSession(input: input), scans, recording)
         } catch let error as TesseraError {
             // A cache folder that cannot be written, or a file too small for an index, leaves the read to libjpeg;
             // so does a damaged scan when the rows before the damage are wanted (`allowPartial`). Otherwise the
@@ -146,6 +164,10 @@ enum JPEGDecodePlan {
         case let .parallel(scans, index, workers):
             return try ParallelBandDecoder(input: input, properties: properties, request: request, scans: scans,
                                            index: index, workers: workers)
+        case let .recording(session, scans, coefficients):
+            return try BandedJPEGDecoder(input: input, properties: properties, request: request, session: session,
+                                         frame: scans.frame, coefficients: coefficients,
+                                         maxBandRows: ParallelBandDecoder.rowsPerBand(scale: request.scale))
         }
     }
 }

@@ -1,25 +1,27 @@
 /// libjpeg's inverse DCTs for 1/8 of the size (`jpeg_idct_1x1` and `jpeg_idct_2x2` in jidctred.c), bit for bit:
 /// what it scales a component by when decoding at 1/8, a full-sampled component by 1x1 and a component sampled
 /// at half of the largest factor both ways (4:2:0 chroma) by 2x2. Coefficients are in natural order, and
-/// `quantization` is the component's table in natural order (libjpeg's ISLOW multipliers are its values).
+/// `quantization` is the component's table in natural order (libjpeg's ISLOW multipliers are its values). The
+/// arithmetic wraps rather than traps: 16-bit coefficients times 16-bit factors times 15-bit constants stay far
+/// inside 64 bits.
 enum JPEGReducedIDCT {
     /// The sample of a 1x1 IDCT: the block's dequantised DC descaled by 8 (its mean), centred and range-limited.
     @inline(__always)
     static func oneByOne(dc: Int16, quantization: Int) -> UInt8 {
-        limit((Int(dc) * quantization + 4) >> 3)
+        limit((Int(dc) &* quantization &+ 4) >> 3)
     }
 
     /// The 2x2 samples of a block into `output` (row 0) and `output + stride` (row 1).
     static func twoByTwo(_ block: UnsafePointer<Int16>, quantization: UnsafePointer<Int>,
                          into output: UnsafeMutablePointer<UInt8>, stride: Int) {
-        @inline(__always) func dequantised(_ index: Int) -> Int { Int(block[index]) * quantization[index] }
+        @inline(__always) func dequantised(_ index: Int) -> Int { Int(block[index]) &* quantization[index] }
         // Pass 1, columns 0, 1, 3, 5 and 7 (the even ones cancel in a 2-point output) into two work rows.
         var top = (0, 0, 0, 0, 0), bottom = (0, 0, 0, 0, 0)
         @inline(__always) func column(_ c: Int) -> (Int, Int) {
             let even = dequantised(c) << (constBits + 2)
             let odd = odd(dequantised(56 + c), dequantised(40 + c), dequantised(24 + c), dequantised(8 + c))
             let shift = constBits - pass1Bits + 2
-            return ((even + odd + (1 << (shift - 1))) >> shift, (even - odd + (1 << (shift - 1))) >> shift)
+            return ((even &+ odd &+ (1 << (shift - 1))) >> shift, (even &- odd &+ (1 << (shift - 1))) >> shift)
         }
         (top.0, bottom.0) = column(0)
         (top.1, bottom.1) = column(1)
@@ -30,8 +32,8 @@ enum JPEGReducedIDCT {
         @inline(__always) func row(_ w: (Int, Int, Int, Int, Int), into target: UnsafeMutablePointer<UInt8>) {
             let even = w.0 << (constBits + 2), odd = odd(w.4, w.3, w.2, w.1)
             let shift = constBits + pass1Bits + 3 + 2
-            target[0] = limit((even + odd + (1 << (shift - 1))) >> shift)
-            target[1] = limit((even - odd + (1 << (shift - 1))) >> shift)
+            target[0] = limit((even &+ odd &+ (1 << (shift - 1))) >> shift)
+            target[1] = limit((even &- odd &+ (1 << (shift - 1))) >> shift)
         }
         row(top, into: output)
         row(bottom, into: output + stride)
@@ -40,7 +42,7 @@ enum JPEGReducedIDCT {
     /// The odd part of the 2-point IDCT from the terms 7, 5, 3 and 1 (jidctred.c's constants, 13-bit fixed point).
     @inline(__always)
     private static func odd(_ seven: Int, _ five: Int, _ three: Int, _ one: Int) -> Int {
-        seven * -5906 + five * 6967 + three * -10426 + one * 29692
+        seven &* -5906 &+ five &* 6967 &+ three &* -10426 &+ one &* 29692
     }
 
     private static let constBits = 13
@@ -51,9 +53,9 @@ enum JPEGReducedIDCT {
     @inline(__always)
     static func limit(_ value: Int) -> UInt8 {
         let index = value & 1023
-        if index < 128 { return UInt8(index + 128) }
+        if index < 128 { return UInt8(truncatingIfNeeded: index &+ 128) }
         if index < 512 { return 255 }
         if index < 896 { return 0 }
-        return UInt8(index - 896)
+        return UInt8(truncatingIfNeeded: index &- 896)
     }
 }

@@ -9,9 +9,9 @@ enum JPEGYCbCr {
                     greenFromCr.withUnsafeBufferPointer { greenFromCr in
                         for x in 0..<count {
                             let y = Int(luma[x]), cb = Int(blue[x]), cr = Int(red[x])
-                            output[3 * x] = clamp(y + redFromCr[cr])
-                            output[3 * x + 1] = clamp(y + (greenFromCb[cb] + greenFromCr[cr]) >> 16)
-                            output[3 * x + 2] = clamp(y + blueFromCb[cb])
+                            output[3 &* x] = clamp(y &+ redFromCr[cr])
+                            output[3 &* x &+ 1] = clamp(y &+ (greenFromCb[cb] &+ greenFromCr[cr]) >> 16)
+                            output[3 &* x &+ 2] = clamp(y &+ blueFromCb[cb])
                         }
                     }
                 }

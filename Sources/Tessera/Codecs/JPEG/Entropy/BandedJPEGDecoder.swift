@@ -37,6 +37,8 @@ final class BandedJPEGDecoder: RowDecoder {
     /// MCU rows decoded above and below each band for libjpeg's upsampler: 1 where it reads the rows beside (fancy
     /// upsampling of vertically subsampled components, at every scale but 1/8), else 0.
     private let contextRows: Int
+    /// MCU rows the window holds: a band and its rows of context.
+    private let windowRows: Int
     /// What makes 1/8 rows from the coefficients, when the request is at 1/8 and libjpeg's scaling allows.
     private let eighthScale: JPEGEighthScale?
     /// The current band's decoder, and its rows still to hand out.
@@ -73,9 +75,10 @@ final class BandedJPEGDecoder: RowDecoder {
         bandRows = max(1, min(frame.mcusDown, request.budget.limit / 4 / rowBytes - 2,
                               maxBandRows ?? (coefficients.decodesInOrder ? frame.mcusDown : Self.regionBandRows)))
         contextRows = request.scale < 8 && frame.components.contains { $0.vertical < frame.maxVertical } ? 1 : 0
+        windowRows = bandRows + 2 * contextRows
         try request.budget.check(4 * rowBytes * 3, for: "decoding a JPEG one band of rows at a time", path: input.name)
         // A region's window, over its columns only, is made when the columns are known.
-        window = CoefficientWindow(frame: frame, capacity: coefficients.decodesInOrder ? bandRows + 2 : 0)
+        window = CoefficientWindow(frame: frame, capacity: coefficients.decodesInOrder ? windowRows : 0)
         size = reducedSize(Size(width: frame.width, height: frame.height), by: request.scale)
         decodedColumns = 0..<size.width
         format = properties.channels == 1 ? .gray8 : .rgb8
@@ -94,7 +97,7 @@ final class BandedJPEGDecoder: RowDecoder {
             let scaledWidth = mcuWidth / request.scale
             let first = max(0, columns.lowerBound / scaledWidth - 1)
             let end = min(frame.mcusAcross, (columns.upperBound + scaledWidth - 1) / scaledWidth + 1)
-            window = CoefficientWindow(frame: frame, capacity: bandRows + 2, columns: first..<end)
+            window = CoefficientWindow(frame: frame, capacity: windowRows, columns: first..<end)
         }
         // Each band crops the same way; the first band, made now, says how.
         try advance(encode: true)
@@ -152,7 +155,7 @@ final class BandedJPEGDecoder: RowDecoder {
     /// Moves to the next band: decodes its MCU rows and the one below it into the window (keeping the one above),
     /// then, when `encode` is set, writes them as a JPEG and opens it, skipping the row above's output.
     private func advance(encode: Bool) throws {
-        if window.capacity == 0 { window = CoefficientWindow(frame: frame, capacity: bandRows + 2) }
+        if window.capacity == 0 { window = CoefficientWindow(frame: frame, capacity: windowRows) }
         let first = nextRow, end = min(first + bandRows, frame.mcusDown)
         let windowStart = max(0, first - contextRows), windowEnd = min(end + contextRows, frame.mcusDown)
         let held = window.endRow

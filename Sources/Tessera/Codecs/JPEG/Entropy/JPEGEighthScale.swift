@@ -87,10 +87,10 @@ struct JPEGEighthScale {
                     let line = storage + offsets[index] + row * n * strides[index]
                     for column in 0..<window.strides[index] {
                         if n == 1 {
-                            line[column] = JPEGReducedIDCT.oneByOne(dc: blocks[column * 64], quantization: table[0])
+                            line[column] = JPEGReducedIDCT.oneByOne(dc: blocks[column &* 64], quantization: table[0])
                         } else {
-                            JPEGReducedIDCT.twoByTwo(blocks + column * 64, quantization: table.baseAddress!,
-                                                     into: line + 2 * column, stride: strides[index])
+                            JPEGReducedIDCT.twoByTwo(blocks + column &* 64, quantization: table.baseAddress!,
+                                                     into: line + 2 &* column, stride: strides[index])
                         }
                     }
                 }

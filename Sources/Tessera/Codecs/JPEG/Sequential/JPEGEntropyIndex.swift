@@ -84,27 +84,40 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
         -> JPEGEntropyIndex {
         let scans = try JPEGScanIndex(input: input)
         let decoder = try SequentialCoefficientDecoder(index: scans, input: input)
-        let frame = scans.frame, scan = scans.scans[0], limit = byteLimit(forFileSize: key.size)
-        // A first guess from a small state's size; thinned below while the encoding is still too large.
-        let typical = 2 + frame.components.count
-        var stride = 1
-        while stride < frame.mcusAcross
-            && 64 + typical * frame.mcusDown * ((frame.mcusAcross + stride - 1) / stride) > limit { stride *= 2 }
+        let stride = firstStride(scans.frame, fileSize: key.size)
         var states: [JPEGScanState.Resumable]
         if workers > 1, let found = try SpeculativeIndexBuild.states(scans: scans, input: input, workers: workers,
                                                                       stride: stride) {
             states = found.states
         } else {
             states = []
-            states.reserveCapacity(frame.mcusDown * ((frame.mcusAcross + stride - 1) / stride))
+            states.reserveCapacity(scans.frame.mcusDown * ((scans.frame.mcusAcross + stride - 1) / stride))
             try decoder.record(through: decoder.mcuCount, every: stride, into: &states)
         }
+        return try fitted(key: key, scans: scans, stride: stride, states: states, name: input.name)
+    }
+
+    /// The stride to record states at first, from a small state's size: `fitted` thins it while the encoding is
+    /// still over the limit for a file of `fileSize` bytes.
+    static func firstStride(_ frame: JPEGFrameHeader, fileSize: Int) -> Int {
+        let typical = 2 + frame.components.count, limit = byteLimit(forFileSize: fileSize)
+        var stride = 1
+        while stride < frame.mcusAcross
+            && 64 + typical * frame.mcusDown * ((frame.mcusAcross + stride - 1) / stride) > limit { stride *= 2 }
+        return stride
+    }
+
+    /// The index of the scan `scans` found from its `states`, recorded every `stride` MCUs of each row, thinned
+    /// until it fits the size limit; throws `unsupported` when even one state per row does not.
+    static func fitted(key: Key, scans: JPEGScanIndex, stride: Int, states: [JPEGScanState.Resumable], name: String)
+        throws -> JPEGEntropyIndex {
+        let frame = scans.frame, scan = scans.scans[0], limit = byteLimit(forFileSize: key.size)
         var index = JPEGEntropyIndex(key: key, dataOffset: scan.dataOffset, mcusAcross: frame.mcusAcross,
                                      mcusDown: frame.mcusDown, componentCount: frame.components.count,
                                      restartInterval: scan.restartInterval, stride: stride, states: states)
         while index.encoded().count > limit {
             guard index.stride < frame.mcusAcross else {
-                throw TesseraError.unsupported(path: input.name, feature: "an entropy index of a file this small (one"
+                throw TesseraError.unsupported(path: name, feature: "an entropy index of a file this small (one"
                                                + " state per row of MCUs takes more than 0.5% of it)")
             }
             index = index.thinned()
@@ -285,16 +298,21 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
         let scans = try JPEGScanIndex(input: .file(path: path))
         if existed, let index = load(for: path, scans: scans, folder: folder) { return (index, file, .reused) }
         let index = try build(input: .file(path: path), key: key, workers: workers)
+        try index.write(to: file, folder: folder)
+        return (index, file, existed ? .rebuilt : .built)
+    }
+
+    /// Writes the index to `file` in `folder` (made when missing) under a temporary name renamed into place.
+    func write(to file: String, folder: String) throws {
         do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
             throw TesseraError.io(path: folder, detail: "cannot create the folder")
         }
         let output = try AtomicFile(path: file)
-        let bytes = index.encoded()
+        let bytes = encoded()
         guard fwrite(bytes, 1, bytes.count, output.handle) == bytes.count else {
             throw TesseraError.io(path: file, detail: "write failed")
         }
         try output.commit()
-        return (index, file, existed ? .rebuilt : .built)
     }
 }
 

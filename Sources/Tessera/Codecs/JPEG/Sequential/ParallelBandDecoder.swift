@@ -15,6 +15,10 @@ final class ParallelBandDecoder: RowDecoder {
     /// enough that the MCU row decoded above and below a band for the upsampler (when it needs them) costs little.
     static let bandRows = 8
 
+    /// MCU rows per band at `scale`: at 1/8 no upsampler reads a band's neighbours and the bands' rows are made
+    /// from the coefficients, so one MCU row a band keeps the coefficients in the cache.
+    static func rowsPerBand(scale: Int) -> Int { scale == 8 ? 1 : bandRows }
+
     let size: Size
     let format: PixelFormat
     private let workers: [Worker]
@@ -31,7 +35,7 @@ final class ParallelBandDecoder: RowDecoder {
             decoders.append(try BandedJPEGDecoder(
                 input: input, properties: properties, request: request, session: try JPEGSession(input: input),
                 frame: scans.frame, coefficients: try IndexedCoefficients(scans: scans, index: index, input: input),
-                maxBandRows: Self.bandRows))
+                maxBandRows: Self.rowsPerBand(scale: request.scale)))
         }
         let size = decoders[0].size, format = decoders[0].format
         self.size = size

@@ -103,11 +103,12 @@ final class SequentialCoefficientDecoder {
         try decode(through: end, into: window, recordEvery: 0, states: &ignored)
     }
 
-    /// Decodes MCUs `position..<end` into nothing but `states`: the state before every MCU whose column is a
-    /// multiple of `every`, in order, each taken once its unit has started, so past any restart marker before it
-    /// and at a bit position (what an entropy index keeps).
-    func record(through end: Int, every: Int, into states: inout [JPEGScanState.Resumable]) throws {
-        try decode(through: end, into: nil, recordEvery: every, states: &states)
+    /// Decodes MCUs `position..<end`, storing those `window` holds (none when nil) and appending to `states` the
+    /// state before every MCU whose column is a multiple of `every`, in order, each taken once its unit has
+    /// started, so past any restart marker before it and at a bit position (what an entropy index keeps).
+    func record(through end: Int, every: Int, into states: inout [JPEGScanState.Resumable],
+                window: CoefficientWindow? = nil) throws {
+        try decode(through: end, into: window, recordEvery: every, states: &states)
     }
 
     /// Continues from a guessed state: bit `bit` of the file taken as an MCU's start with every DC prediction 0,
