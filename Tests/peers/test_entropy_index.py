@@ -104,3 +104,19 @@ def test_a_damaged_scan_is_reported_with_its_mcu_row(tessera, tmp_path, jpeg):
     assert result.returncode == 1
     assert str(damaged) in result.stderr and "MCU row" in result.stderr, result.stderr
     assert not list((tmp_path / "cache").glob("*.jpegindex"))
+
+
+def test_a_large_jpeg_at_one_eighth_records_its_index_then_reads_from_it(tessera, tmp_path):
+    """A 1/8 read of a plain JPEG of 16 MP or more with no index is one pass of Tessera's decoder that leaves the
+    index behind (on a machine of fewer than 4 cores; more build it first by speculation); the next read decodes
+    from it on every core. Both equal djpeg's 1/8 decode."""
+    ppm, path, cache = tmp_path / "large.ppm", tmp_path / "large.jpg", tmp_path / "cache"
+    Image.fromarray(photo(3300, 5001, 3, seed=23)).save(ppm)
+    subprocess.run(["cjpeg", "-quality", "85", "-sample", "2x2", "-outfile", str(path), str(ppm)], check=True)
+    expected = djpeg("-scale", "1/8", str(path))
+    for attempt in ("first", "again"):
+        target = tmp_path / f"{attempt}.png"
+        result = run(tessera, "convert", path, target, "--scale", "1/8", "--cache", cache)
+        assert result.returncode == 0, result.stderr
+        assert np.array_equal(read_png(target), expected), attempt
+        assert len(list(cache.glob("*.jpegindex"))) == 1, attempt

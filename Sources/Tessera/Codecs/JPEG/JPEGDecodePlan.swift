@@ -125,7 +125,8 @@ enum JPEGDecodePlan {
                 return .parallel(scans, try JPEGEntropyIndex.loadOrBuild(for: path, folder: folder, workers: workers).index,
                                  workers: workers)
             }
-            guard request.scale == 8 else { return nil }
+            // Rows before damage (`allowPartial`) are libjpeg's to give: the pass would stop at the damage.
+            guard request.scale == 8, !request.allowPartial else { return nil }
             let key = try JPEGEntropyIndex.Key(path: path)
             let recording = try RecordingCoefficients(scans: scans, input: input, key: key,
                                                       file: JPEGEntropyIndex.location(of: path, key: key, folder: folder),
