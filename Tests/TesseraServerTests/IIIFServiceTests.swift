@@ -240,7 +240,8 @@ import Testing
     }
 
     /// What needs no decoding is answered on the polling thread: info.json of an open pyramid, a stored tile, a
-    /// held render, a bad request. A render, or an image not open yet, is handed to a worker.
+    /// held render, a bad request; so is a render from one stored tile to at most a tile's pixels. Another render,
+    /// or an image not open yet, is handed to a worker.
     @Test(needsVips) func storedTilesAndHeldRendersAreAnsweredAtOnceAndRendersOnAWorker() throws {
         _ = try libvipsPyramid()
         let service = IIIFService(catalog: try ImageCatalog(path: folder + "/images"))
@@ -258,6 +259,10 @@ import Testing
         #expect(!isNow("/iiif/vips/full/300,/0/default.jpg"), "a render")
         #expect(get(service, "/iiif/vips/full/300,/0/default.jpg").status == 200)
         #expect(isNow("/iiif/vips/full/300,/0/default.jpg"), "the render, held")
+        #expect(isNow("/iiif/vips/full/90,/0/default.jpg"), "a thumbnail from the smallest level's one tile")
+        let thumbnail = try pixels(get(service, "/iiif/vips/full/90,/0/default.jpg"))
+        #expect(thumbnail.width == 90, "made on the polling thread, kept")
+        #expect(!isNow("/iiif/vips/0,0,256,256/^1024,/0/default.jpg"), "one stored tile made larger than a tile")
     }
 
     @Test func regionsOfAPlainJPEGAreReadThroughItsEntropyIndex() throws {

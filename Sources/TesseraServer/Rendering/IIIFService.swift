@@ -177,15 +177,31 @@ public final class IIIFService: Sendable {
                 return (try responses.response(for: key) { ResponseCache.Response(bytes: made, mediaType: "image/jpeg") }
                     .bytes, "image/jpeg")
             }
-            try place.requireWorker()
+            // So is a render from one stored tile to at most a tile's pixels (a thumbnail from the smallest level,
+            // a tile further off its size): about as cheap, when the budget has room at once; other renders, and
+            // those when it has none, are made on a worker.
+            let oneTile = try storedTileSource(for: resolved, in: image)
+            let plan: IIIFRenderer.Plan
+            var reservation: RenderBudget.Reservation?
+            if let oneTile, resolved.size.width * resolved.size.height <= tileSize(of: image) * tileSize(of: image) {
+                plan = try IIIFRenderer.plan(oneTile.request, from: oneTile.source, reducedBy: oneTile.scale)
+                if place == .pollingThread {
+                    guard let granted = renderBudget.reserveAtOnce(plan.workingSet) else { throw NeedsWorker() }
+                    reservation = granted
+                }
+            } else {
+                try place.requireWorker()
+                plan = try oneTile.map { try IIIFRenderer.plan($0.request, from: $0.source, reducedBy: $0.scale) }
+                    ?? IIIFRenderer.plan(resolved, from: source, reducedBy: preview == nil ? 1 : PyramidCache.previewFactor)
+            }
+            defer { reservation?.release() }
             let rendered = try responses.response(for: key) {
-                let plan = try storedTileSource(for: resolved, in: image).map {
-                    try IIIFRenderer.plan($0.request, from: $0.source, reducedBy: $0.scale)
-                } ?? IIIFRenderer.plan(resolved, from: source, reducedBy: preview == nil ? 1 : PyramidCache.previewFactor)
-                let (bytes, mediaType) = try renderBudget.withReservation(of: plan.workingSet) {
+                func render() throws -> (bytes: [UInt8], mediaType: String) {
                     try IIIFRenderer.render(plan, quality: configuration.jpegQuality,
                                             entropyIndexFolder: configuration.cache?.folder, tileCache: decodedTiles)
                 }
+                let (bytes, mediaType) = reservation == nil
+                    ? try renderBudget.withReservation(of: plan.workingSet, render) : try render()
                 return ResponseCache.Response(bytes: bytes, mediaType: mediaType)
             }
             return (rendered.bytes, rendered.mediaType)

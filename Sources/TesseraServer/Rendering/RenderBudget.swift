@@ -66,6 +66,16 @@ public final class RenderBudget: @unchecked Sendable {
         return try render()
     }
 
+    /// Reserves `bytes` when nothing is queued and they fit now, without waiting; nil otherwise (the caller hands
+    /// the render to a worker, which may wait: `reserve`). For renders small enough to make on a polling thread.
+    public func reserveAtOnce(_ bytes: Int) -> Reservation? {
+        condition.withLock {
+            guard state.queue.isEmpty, state.bytes + bytes <= limits.bytes else { return nil }
+            grant(bytes)
+            return Reservation(budget: self, bytes: bytes)
+        }
+    }
+
     /// Reserves `bytes` for a render that outlives the call (a body streamed after its headers), waiting and
     /// refusing as `withReservation` does; the bytes come back on `release()` or when the reservation is dropped.
     public func reserve(_ bytes: Int) throws -> Reservation {
