@@ -13,6 +13,10 @@ import Testing
         #expect(try reduction("6144,4096,1979,2048", "248,") == 8, "an edge tile, its height rounded to 257")
         #expect(try reduction("0,0,2048,2048", "258,") == 4, "two pixels over is another level")
         #expect(try reduction("full", "254,") == 32, "the 254x188 level for a 254-pixel thumbnail")
+        let narrow = Tessera.Size(width: 4099, height: 5255)
+        #expect(try reduction("6144,2048,409,1024", "103,") == 4, "a height two pixels over, from a narrow tile's ratio")
+        #expect(try reduction("4096,0,3,2048", "1,", image: narrow) == 2,
+                "a 3-pixel sliver asked 1 x 683: the level of 1,024 rows, not one of 2")
     }
 
     @Test func aOnePixelAnswerReadsNoFurtherThanTheRegionsSize() throws {

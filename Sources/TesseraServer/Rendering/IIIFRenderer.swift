@@ -16,9 +16,11 @@ enum IIIFRenderer {
     static func reduction(for request: IIIFResolvedRequest) -> Int {
         let region = request.region, size = request.size
         /// Under a pixel over the level on an axis, as a size rounded up makes it, or as a size rounded from the
-        /// other's aspect ratio makes it: the other's pixel scaled to this axis, plus half a pixel.
+        /// other's aspect ratio makes it: the other's pixel scaled to this axis (at most `aspectSlack` of the
+        /// size, so that a sliver's one pixel across never passes for hundreds down), plus half a pixel.
         func covers(_ requested: Int, _ extent: Int, other: Int, at scale: Int) -> Bool {
-            Double(requested) < Double(extent) / Double(scale) + max(1, Double(extent) / Double(other)) + 0.5
+            let slack = max(1, min(Double(extent) / Double(other), aspectSlack * Double(requested)))
+            return Double(requested) < Double(extent) / Double(scale) + slack + 0.5
         }
         var scale = 1
         while 2 * scale <= max(region.width, region.height),
@@ -28,6 +30,10 @@ enum IIIFRenderer {
         }
         return scale
     }
+
+    /// The most a size rounded from the other axis's aspect ratio may be over a level, as a fraction of that size:
+    /// a rounding's worth, never a visible stretch.
+    static let aspectSlack = 0.02
 
     /// A render worked out before it runs: what is read from where, at which reduction, and the memory it holds
     /// while it runs, so the server can reserve that in its `RenderBudget` first.
