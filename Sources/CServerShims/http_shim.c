@@ -10,7 +10,8 @@ static size_t tessera_keep_escaped(void *context, struct MHD_Connection *connect
 }
 
 struct MHD_Daemon *tessera_http_start(const char *address, uint16_t port, unsigned int threads,
-                                      unsigned int connection_timeout, MHD_AccessHandlerCallback handler, void *context,
+                                      unsigned int connection_timeout, unsigned int connection_limit,
+                                      MHD_AccessHandlerCallback handler, void *context,
                                       void *(*request_started)(void *context, const char *uri,
                                                                struct MHD_Connection *connection),
                                       MHD_RequestCompletedCallback request_completed) {
@@ -23,7 +24,7 @@ struct MHD_Daemon *tessera_http_start(const char *address, uint16_t port, unsign
                             handler, context,
                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&bind_address,
                             MHD_OPTION_THREAD_POOL_SIZE, threads,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned int)4096,
+                            MHD_OPTION_CONNECTION_LIMIT, connection_limit,
                             MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout,
                             MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,
                             MHD_OPTION_UNESCAPE_CALLBACK, tessera_keep_escaped, NULL,

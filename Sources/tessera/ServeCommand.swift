@@ -108,9 +108,10 @@ enum ServeCommand: Command {
             }
         }
         let host = arguments[Self.host]
-        FileDescriptorLimit.raiseToHardLimit()
+        let descriptors = FileDescriptorLimit.raiseToHardLimit()
         try server.start(address: host, port: UInt16(arguments[port]), threads: arguments[threads],
-                         connectionTimeout: arguments[connectionTimeout])
+                         connectionTimeout: arguments[connectionTimeout],
+                         connectionLimit: FileDescriptorLimit.connectionLimit(descriptors: descriptors))
         let stopped = DispatchSemaphore(value: 0)
         Interruption.shared.onInterrupt { _ in stopped.signal() }
         let count = catalog.identifiers().count

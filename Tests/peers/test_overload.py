@@ -314,3 +314,31 @@ def test_1000_connections_over_tiles_are_all_answered(tessera, tmp_path):
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     print(f"1,000 connections: {rate:.0f} tiles/s, p99 {p99}")
     assert rate > 0 and errors == 0 and socket_errors == "none", f"{errors} non-2xx, socket errors {socket_errors}"
+
+
+@pytest.mark.skipif(shutil.which("wrk") is None, reason="needs wrk (scripts/install-deps)")
+def test_more_connections_than_descriptors_wait_instead_of_failing(tessera, tmp_path):
+    """A server whose hard limit on open files is 300 asked by 400 connections at once: it holds what its descriptors
+    allow with some left for the files it reads (the rest wait in the listen queue), so every tile is answered and
+    nothing is reported. At libmicrohttpd's own connection limit (4,096) it ran out of descriptors instead: each
+    accept failed and was reported, and tiles failed for want of a descriptor to read them with."""
+    source = tmp_path / "map.jpg"
+    Image.fromarray(photo(1500, 2000, seed=6)).save(source, quality=85)
+    pyramid = tmp_path / "images" / "map.tif"
+    pyramid.parent.mkdir()
+    result = run(tessera, "tile", source, pyramid, "--layout", "tiff")
+    assert result.returncode == 0, result.stderr
+    port, errors_log = free_port(), tmp_path / "stderr.txt"
+    with open(errors_log, "wb") as errors:
+        server = subprocess.Popen([tessera, "serve", str(pyramid.parent), "--port", str(port), "--quiet"],
+                                  stdout=subprocess.DEVNULL, stderr=errors,
+                                  preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (300, 300)))
+        try:
+            base = f"http://127.0.0.1:{port}/iiif/map.tif/"
+            wait_for(lambda: answers(base + "info.json"), 20, "tessera serve answers")
+            rate, _, _, failed, _ = serve_benchmark.run_wrk(
+                base, serve_benchmark.tile_paths(2000, 1500), 400, 4, str(tmp_path), timeout=10)
+        finally:
+            stop(server)
+    assert rate > 0 and failed == 0, f"{failed} non-2xx"
+    assert "Too many open files" not in errors_log.read_text()

@@ -17,7 +17,8 @@
 /// line arrives and returns the request's state; `request_completed` is called once the request is answered or
 /// abandoned. The daemon can be quiesced (stop accepting, keep serving). Returns NULL if the port cannot be bound.
 struct MHD_Daemon *tessera_http_start(const char *address, uint16_t port, unsigned int threads,
-                                      unsigned int connection_timeout, MHD_AccessHandlerCallback handler, void *context,
+                                      unsigned int connection_timeout, unsigned int connection_limit,
+                                      MHD_AccessHandlerCallback handler, void *context,
                                       void *(*request_started)(void *context, const char *uri,
                                                                struct MHD_Connection *connection),
                                       MHD_RequestCompletedCallback request_completed);

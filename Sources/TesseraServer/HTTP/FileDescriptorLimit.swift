@@ -21,4 +21,20 @@ public enum FileDescriptorLimit {
         }
         return UInt64(limit.rlim_cur)
     }
+
+    /// The most connections a server may hold open with `descriptors` (the limit in force; nil when unknown):
+    /// `maxConnections`, or fewer when the limit leaves less after `reserved` descriptors for the files the server
+    /// reads. At its limit libmicrohttpd stops accepting until a connection closes; past the descriptors it would
+    /// fail every accept and report each failure, over and over.
+    public static func connectionLimit(descriptors: UInt64?) -> Int {
+        guard let descriptors else { return maxConnections }
+        return max(minConnections, min(maxConnections, Int(clamping: descriptors) - reserved))
+    }
+
+    /// The most connections a server holds open at once.
+    public static let maxConnections = 4096
+    /// Descriptors kept for what a server reads and writes besides its connections: images, cache files, logs.
+    static let reserved = 256
+    /// The fewest connections a server is given, however low the limit.
+    static let minConnections = 16
 }

@@ -127,10 +127,13 @@ public final class HTTPServer: Sendable {
     deinit { stop() }
 
     /// Starts listening on `address:port` (port 0 picks a free one; see `port`) with `threads` polling threads,
-    /// closing a connection silent for `connectionTimeout` seconds.
-    public func start(address: String = "127.0.0.1", port: UInt16, threads: Int, connectionTimeout: Int) throws {
+    /// closing a connection silent for `connectionTimeout` seconds, holding at most `connectionLimit` open
+    /// (`FileDescriptorLimit.connectionLimit`: more wait in the listen queue).
+    public func start(address: String = "127.0.0.1", port: UInt16, threads: Int, connectionTimeout: Int,
+                      connectionLimit: Int = FileDescriptorLimit.maxConnections) throws {
         let context = Unmanaged.passUnretained(self).toOpaque()
         guard let started = tessera_http_start(address, port, UInt32(max(1, threads)), UInt32(max(1, connectionTimeout)),
+                                               UInt32(max(1, connectionLimit)),
                                                HTTPServer.callback, context, HTTPServer.requestStarted,
                                                HTTPServer.requestCompleted)
         else {
