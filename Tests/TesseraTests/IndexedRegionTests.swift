@@ -179,6 +179,11 @@ final class IndexedRegionTests {
                 return false
             }
             #expect(again.map { TestImages.maxDifference($0, expected) } == 0, "\(test.name) from the index")
+            let source = try ImageSource(path: path)
+            let request = DecodeRequest(scale: 8, page: 0, budget: .default, allowPartial: false, entropyIndexFolder: cache)
+            #expect(try JPEGDecodePlan.wholeRead(input: source.input, properties: source.properties, request: request,
+                                                 minimumPixels: 0, cores: 1) == nil,
+                    "\(test.name): on one core, with the index kept, libjpeg reads it")
         }
     }
 

@@ -125,12 +125,13 @@ enum JPEGDecodePlan {
                 return .parallel(scans, try JPEGEntropyIndex.loadOrBuild(for: path, folder: folder, workers: workers).index,
                                  workers: workers)
             }
-            // Rows before damage (`allowPartial`) are libjpeg's to give: the pass would stop at the damage.
+            // Rows before damage (`allowPartial`) are libjpeg's to give: the pass would stop at the damage. With
+            // the index kept already (on one core), there is nothing to record.
             guard request.scale == 8, !request.allowPartial else { return nil }
             let key = try JPEGEntropyIndex.Key(path: path)
-            let recording = try RecordingCoefficients(scans: scans, input: input, key: key,
-                                                      file: JPEGEntropyIndex.location(of: path, key: key, folder: folder),
-                                                      folder: folder)
+            let file = JPEGEntropyIndex.location(of: path, key: key, folder: folder)
+            guard !FileManager.default.fileExists(atPath: file) else { return nil }
+            let recording = try RecordingCoefficients(scans: scans, input: input, key: key, file: file, folder: folder)
             return .recording(try JPEGSession(input: input), scans, recording)
         } catch let error as TesseraError {
             // A cache folder that cannot be written, or a file too small for an index, leaves the read to libjpeg;
