@@ -286,31 +286,46 @@ def test_the_access_log_keeps_the_query_string(tessera, images, tmp_path):
     assert "GET /iiif/small.png/info.json?from=test&x=%2F1 200 " in log, log
 
 
-@pytest.mark.skipif(shutil.which("wrk") is None, reason="needs wrk (scripts/install-deps)")
-def test_1000_connections_over_tiles_are_all_answered(tessera, tmp_path):
+def photo_pyramid(tessera, tmp_path, height, width, seed):
+    """A pyramidal TIFF of a photo-like image `width` x `height`, alone in a folder to serve."""
     source = tmp_path / "map.jpg"
-    Image.fromarray(photo(3000, 4000, seed=5)).save(source, quality=85)
+    Image.fromarray(photo(height, width, seed=seed)).save(source, quality=85)
     pyramid = tmp_path / "images" / "map.tif"
     pyramid.parent.mkdir()
     result = run(tessera, "tile", source, pyramid, "--layout", "tiff")
     assert result.returncode == 0, result.stderr
+    return pyramid
+
+
+def wrk_at_a_file_limit(tessera, pyramid, tmp_path, limit, connections, seconds, size, stderr=subprocess.DEVNULL):
+    """wrk's (rate, p50, p99, non-2xx, socket errors) over every tile of `pyramid` (`size` pixels) from a server
+    started with the open-files limit `limit` (soft, hard)."""
+    port = free_port()
+    server = subprocess.Popen([tessera, "serve", str(pyramid.parent), "--port", str(port), "--quiet"],
+                              stdout=subprocess.DEVNULL, stderr=stderr,
+                              preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, limit))
+    try:
+        base = f"http://127.0.0.1:{port}/iiif/{pyramid.name}/"
+        wait_for(lambda: answers(base + "info.json"), 20, "tessera serve answers")
+        return serve_benchmark.run_wrk(base, serve_benchmark.tile_paths(*size), connections, seconds, str(tmp_path),
+                                       timeout=30)
+    finally:
+        stop(server)
+
+
+@pytest.mark.skipif(shutil.which("wrk") is None, reason="needs wrk (scripts/install-deps)")
+def test_1000_connections_over_tiles_are_all_answered(tessera, tmp_path):
+    pyramid = photo_pyramid(tessera, tmp_path, 3000, 4000, seed=5)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard < 4096:
         pytest.skip(f"the hard limit on open files is {hard}: 1,000 connections need more")
     # wrk inherits this process's limit; the server starts with too few descriptors for the connections and must
     # raise its own limit (a process may, up to the hard limit).
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    port = free_port()
-    server = subprocess.Popen([tessera, "serve", str(pyramid.parent), "--port", str(port), "--quiet"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (512, hard)))
     try:
-        base = f"http://127.0.0.1:{port}/iiif/map.tif/"
-        wait_for(lambda: answers(base + "info.json"), 20, "tessera serve answers")
-        rate, _, p99, errors, socket_errors = serve_benchmark.run_wrk(
-            base, serve_benchmark.tile_paths(4000, 3000), 1000, 10, str(tmp_path), timeout=30)
+        rate, _, p99, errors, socket_errors = wrk_at_a_file_limit(tessera, pyramid, tmp_path, (512, hard), 1000, 10,
+                                                                  (4000, 3000))
     finally:
-        stop(server)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     print(f"1,000 connections: {rate:.0f} tiles/s, p99 {p99}")
     assert rate > 0 and errors == 0 and socket_errors == "none", f"{errors} non-2xx, socket errors {socket_errors}"
@@ -322,23 +337,10 @@ def test_more_connections_than_descriptors_wait_instead_of_failing(tessera, tmp_
     allow with some left for the files it reads (the rest wait in the listen queue), so every tile is answered and
     nothing is reported. At libmicrohttpd's own connection limit (4,096) it ran out of descriptors instead: each
     accept failed and was reported, and tiles failed for want of a descriptor to read them with."""
-    source = tmp_path / "map.jpg"
-    Image.fromarray(photo(1500, 2000, seed=6)).save(source, quality=85)
-    pyramid = tmp_path / "images" / "map.tif"
-    pyramid.parent.mkdir()
-    result = run(tessera, "tile", source, pyramid, "--layout", "tiff")
-    assert result.returncode == 0, result.stderr
-    port, errors_log = free_port(), tmp_path / "stderr.txt"
+    pyramid = photo_pyramid(tessera, tmp_path, 1500, 2000, seed=6)
+    errors_log = tmp_path / "stderr.txt"
     with open(errors_log, "wb") as errors:
-        server = subprocess.Popen([tessera, "serve", str(pyramid.parent), "--port", str(port), "--quiet"],
-                                  stdout=subprocess.DEVNULL, stderr=errors,
-                                  preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (300, 300)))
-        try:
-            base = f"http://127.0.0.1:{port}/iiif/map.tif/"
-            wait_for(lambda: answers(base + "info.json"), 20, "tessera serve answers")
-            rate, _, _, failed, _ = serve_benchmark.run_wrk(
-                base, serve_benchmark.tile_paths(2000, 1500), 400, 4, str(tmp_path), timeout=10)
-        finally:
-            stop(server)
+        rate, _, _, failed, _ = wrk_at_a_file_limit(tessera, pyramid, tmp_path, (300, 300), 400, 4, (2000, 1500),
+                                                    stderr=errors)
     assert rate > 0 and failed == 0, f"{failed} non-2xx"
     assert "Too many open files" not in errors_log.read_text()
