@@ -12,23 +12,23 @@ public struct ResamplingKernel: Sendable, CustomStringConvertible {
     public let stretchesWhenShrinking: Bool
     /// Whether this is one of the kernels below (`all`), which its name alone tells apart: what lets resampling
     /// weights be kept by name (`ResamplingWeights.shared`).
-    let isBuiltIn: Bool
+    private(set) var isBuiltIn = false
     private let function: @Sendable (Double) -> Double
 
     /// A kernel from its half-width in pixels and its weight function of the distance `x` (pixels).
     public init(name: String, support: Double, stretchesWhenShrinking: Bool = true,
                 weight: @escaping @Sendable (_ x: Double) -> Double) {
-        self.init(name: name, support: support, stretchesWhenShrinking: stretchesWhenShrinking, isBuiltIn: false,
-                  weight: weight)
-    }
-
-    private init(name: String, support: Double, stretchesWhenShrinking: Bool = true, isBuiltIn: Bool,
-                 weight: @escaping @Sendable (_ x: Double) -> Double) {
         self.name = name
         self.support = support
         self.stretchesWhenShrinking = stretchesWhenShrinking
-        self.isBuiltIn = isBuiltIn
         self.function = weight
+    }
+
+    /// The same kernel marked as one of `all`.
+    private var builtIn: ResamplingKernel {
+        var kernel = self
+        kernel.isBuiltIn = true
+        return kernel
     }
 
     /// The weight at distance `x` (pixels, at scale 1) from the centre; need not be normalised.
@@ -37,21 +37,21 @@ public struct ResamplingKernel: Sendable, CustomStringConvertible {
     public var description: String { name }
 
     /// The nearest source pixel, never averaged.
-    public static let nearest = ResamplingKernel(name: "nearest", support: 0.5, stretchesWhenShrinking: false, isBuiltIn: true) { x in
+    public static let nearest = ResamplingKernel(name: "nearest", support: 0.5, stretchesWhenShrinking: false) { x in
         x >= -0.5 && x < 0.5 ? 1 : 0
-    }
+    }.builtIn
     /// Area average when shrinking (each output pixel the mean of the source pixels it covers).
-    public static let box = ResamplingKernel(name: "box", support: 0.5, isBuiltIn: true) { x in x >= -0.5 && x < 0.5 ? 1 : 0 }
+    public static let box = ResamplingKernel(name: "box", support: 0.5) { x in x >= -0.5 && x < 0.5 ? 1 : 0 }.builtIn
     /// Linear interpolation (a triangle).
-    public static let bilinear = ResamplingKernel(name: "bilinear", support: 1, isBuiltIn: true) { x in max(0, 1 - abs(x)) }
+    public static let bilinear = ResamplingKernel(name: "bilinear", support: 1) { x in max(0, 1 - abs(x)) }.builtIn
     /// Catmull-Rom cubic (Mitchell-Netravali B = 0, C = 1/2): sharp, Pillow's and libvips' "bicubic".
-    public static let catmullRom = ResamplingKernel(name: "catmullrom", support: 2, isBuiltIn: true) { x in cubic(x, b: 0, c: 0.5) }
+    public static let catmullRom = ResamplingKernel(name: "catmullrom", support: 2) { x in cubic(x, b: 0, c: 0.5) }.builtIn
     /// Mitchell-Netravali cubic with B = C = 1/3: softer, less ringing.
-    public static let mitchell = ResamplingKernel(name: "mitchell", support: 2, isBuiltIn: true) { x in cubic(x, b: 1.0 / 3, c: 1.0 / 3) }
+    public static let mitchell = ResamplingKernel(name: "mitchell", support: 2) { x in cubic(x, b: 1.0 / 3, c: 1.0 / 3) }.builtIn
     /// Lanczos windowed sinc with two lobes.
-    public static let lanczos2 = ResamplingKernel(name: "lanczos2", support: 2, isBuiltIn: true) { x in lanczos(x, lobes: 2) }
+    public static let lanczos2 = ResamplingKernel(name: "lanczos2", support: 2) { x in lanczos(x, lobes: 2) }.builtIn
     /// Lanczos windowed sinc with three lobes: the default for thumbnails, as in libvips and ImageIO.
-    public static let lanczos3 = ResamplingKernel(name: "lanczos3", support: 3, isBuiltIn: true) { x in lanczos(x, lobes: 3) }
+    public static let lanczos3 = ResamplingKernel(name: "lanczos3", support: 3) { x in lanczos(x, lobes: 3) }.builtIn
 
     /// Every built-in kernel, in order of cost.
     public static let all: [ResamplingKernel] = [.nearest, .box, .bilinear, .catmullRom, .mitchell, .lanczos2, .lanczos3]

@@ -76,4 +76,3 @@ public struct ResamplingWeights: Sendable {
         weights.weights.count * MemoryLayout<SIMD4<Float>>.stride + weights.first.count * MemoryLayout<Int>.stride + 64
     }
 }
-

@@ -10,7 +10,6 @@ import Darwin
 public enum FileDescriptorLimit {
     /// Raises the soft limit to the hard one and returns the limit now in force (descriptors), or nil if it cannot
     /// be read. A process may always raise its soft limit up to its hard limit; nothing is lowered.
-    @discardableResult
     public static func raiseToHardLimit() -> UInt64? {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }

@@ -71,7 +71,8 @@ enum JPEGCoefficientCrop {
                             height: max(1, content.height * vertical / maxVertical))
             let asked = Size(width: (size.width * horizontal + maxHorizontal - 1) / maxHorizontal,
                              height: (size.height * vertical + maxVertical - 1) / maxVertical)
-            let table = quantisation(target, component: component)
+            // The new JPEG's tables are the source's (jpeg_copy_critical_parameters).
+            let table = (session.quantization(component: component) ?? [Int](repeating: 1, count: 64)).map(Float.init)
             var edge = EdgeBlocks(session: session, component: component, real: real, table: table,
                                   sourceColumns: sourceColumns, sourceRows: sourceRows)
             for row in 0..<mcusDown * vertical {
@@ -158,15 +159,6 @@ enum JPEGCoefficientCrop {
     }
 
     private static func roundUp(_ value: Int, _ multiple: Int) -> Int { (value + multiple - 1) / multiple * multiple }
-
-    /// The component's quantisation table, in natural order, as the new JPEG has it.
-    private static func quantisation(_ info: jpeg_compress_struct, component: Int) -> [Float] {
-        let number = Int(info.comp_info[component].quant_tbl_no)
-        let table = withUnsafeBytes(of: info.quant_tbl_ptrs) { $0.load(fromByteOffset: number * MemoryLayout<UnsafeMutablePointer<JQUANT_TBL>?>.stride,
-                                                                      as: UnsafeMutablePointer<JQUANT_TBL>?.self) }
-        guard let table else { return [Float](repeating: 1, count: 64) }
-        return withUnsafeBytes(of: table.pointee.quantval) { Array($0.bindMemory(to: UInt16.self)).map(Float.init) }
-    }
 
     /// The blocks of one component that meet the new edge, made from the source's real samples: each sample past
     /// the last real one is that one repeated. Each such block reads one source block: its own, or the last real

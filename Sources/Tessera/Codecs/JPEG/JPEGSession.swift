@@ -41,6 +41,17 @@ final class JPEGSession {
         bytes?.deallocate()
     }
 
+    /// The quantisation table of frame component `component` as the header defines it (libjpeg's `quantval`, in
+    /// natural order), or nil when the header defines none for it.
+    func quantization(component: Int) -> [Int]? {
+        let number = Int(info.pointee.comp_info[component].quant_tbl_no)
+        guard (0..<4).contains(number), let table = withUnsafeBytes(of: info.pointee.quant_tbl_ptrs, {
+            $0.load(fromByteOffset: number * MemoryLayout<UnsafeMutablePointer<JQUANT_TBL>?>.stride,
+                    as: UnsafeMutablePointer<JQUANT_TBL>?.self)
+        }) else { return nil }
+        return withUnsafeBytes(of: table.pointee.quantval) { $0.bindMemory(to: UInt16.self).map(Int.init) }
+    }
+
     /// Why the last read of a remote file failed, if it did: what libjpeg saw as the data ending early.
     var readFailure: TesseraError? { input.readFailure }
 

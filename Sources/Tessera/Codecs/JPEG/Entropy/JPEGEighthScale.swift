@@ -47,23 +47,13 @@ struct JPEGEighthScale {
                   frame.maxVertical % (component.vertical * size * 2) == 0 { size *= 2 }
             guard size <= 2, frame.maxHorizontal % (component.horizontal * size) == 0,
                   frame.maxVertical % (component.vertical * size) == 0,
-                  let table = Self.quantization(info, component: index) else { return nil }
+                  let table = session.quantization(component: index) else { return nil }
             planes.append(Plane(blockSamples: size, horizontalRepeat: frame.maxHorizontal / (component.horizontal * size),
                                 verticalRepeat: frame.maxVertical / (component.vertical * size), quantization: table))
         }
         self.frame = frame
         self.planes = planes
         format = transform == .gray ? .gray8 : .rgb8
-    }
-
-    /// The component's quantisation table as the header defines it (libjpeg's `quantval`, natural order).
-    private static func quantization(_ info: jpeg_decompress_struct, component: Int) -> [Int]? {
-        let number = Int(info.comp_info[component].quant_tbl_no)
-        guard (0..<4).contains(number), let table = withUnsafeBytes(of: info.quant_tbl_ptrs, {
-            $0.load(fromByteOffset: number * MemoryLayout<UnsafeMutablePointer<JQUANT_TBL>?>.stride,
-                    as: UnsafeMutablePointer<JQUANT_TBL>?.self)
-        }) else { return nil }
-        return withUnsafeBytes(of: table.pointee.quantval) { $0.bindMemory(to: UInt16.self).map(Int.init) }
     }
 
     /// The 1/8 rows of the window's MCU rows, whose pixels at full size are `width` x `height` (the window's
