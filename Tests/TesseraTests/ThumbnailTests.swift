@@ -46,6 +46,25 @@ import Testing
         #expect(turned.resampledSize == Size(width: 256, height: 171) && turned.outputSize == Size(width: 171, height: 256))
     }
 
+    @Test func planLoadsTheSmallestWaveletLevelCoveringTheSize() {
+        let thumbnailer = Thumbnailer(options: .init(size: .maxPixelSize(256)))
+        func jp2(_ width: Int, _ height: Int, levels: Int) -> ImageProperties {
+            var properties = Self.properties(.jpeg2000, width, height)
+            properties.jpeg2000 = JPEG2000Structure(
+                container: "jp2", components: 3, precision: 8, isSigned: false, resolutionLevels: levels,
+                tileSize: Size(width: 1024, height: 1024), tileColumns: 12, tileRows: 9,
+                codeBlockSize: Size(width: 64, height: 64), precinctSizes: [], layers: 1, progressionOrder: "RPCL",
+                isReversible: true, isHighThroughput: false, colorSpace: "sRGB")
+            return properties
+        }
+        // 12000 / 256 = 46.9: the 1/32 level (375 pixels) covers it, and the kernel does the last 1.46x.
+        let covered = thumbnailer.plan(for: jp2(12000, 8333, levels: 8))
+        #expect(covered.loadScale == 32 && covered.boxFactor == 1 && covered.shrunkSize == Size(width: 375, height: 261))
+        // Past the smallest level (1/16 here), the box shrink still leaves the kernel at least 2x.
+        let boxed = thumbnailer.plan(for: jp2(40000, 30000, levels: 5))
+        #expect(boxed.loadScale == 16 && boxed.boxFactor == 4 && boxed.shrunkSize.width >= 2 * boxed.resampledSize.width)
+    }
+
     /// Writes, with Pillow, an upright 96x64 image of four coloured quadrants stored for each EXIF orientation.
     func writeOrientedJPEGs() throws {
         let script = """

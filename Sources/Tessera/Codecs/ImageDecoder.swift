@@ -9,6 +9,10 @@ protocol ImageDecoder: RowDecoder {
     /// before the centre of the `scale x scale` block it stands for: 0 for reductions that average the block
     /// (JPEG's DCT scaling, a pyramid's box-filtered levels), more where the format samples differently.
     static func sampleLag(atScale scale: Int) -> Double
+    /// Whether the reductions at `nativeScales` are low-pass filtered as a resampling kernel would filter them (a
+    /// wavelet's low-pass bands), so that a thumbnail may load the smallest one still covering its size and leave
+    /// the kernel less than 2x; false where a reduction aliases like a box average or a truncated DCT.
+    static var reductionsAreFiltered: Bool { get }
     /// Opens the image for decoding at `request.scale`, one of `nativeScales`.
     init(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws
     /// Opens the row decoder for `request`: `init` unless the format has a cheaper path for it.
@@ -33,6 +37,8 @@ extension ImageDecoder {
     static func nativeScales(for properties: ImageProperties) -> [Int] { [1] }
 
     static func sampleLag(atScale scale: Int) -> Double { 0 }
+
+    static var reductionsAreFiltered: Bool { false }
 
     static func makeDecoder(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws -> any RowDecoder {
         try Self(input: input, properties: properties, request: request)

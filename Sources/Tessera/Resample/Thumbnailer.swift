@@ -6,7 +6,8 @@
 ///       -> in memory: EXIF orientation, then the crop window
 ///
 /// The kernel always does at least the last 2x of the reduction, so shrink-on-load and the box never decide the
-/// result's sharpness or aliasing.
+/// result's sharpness or aliasing; a format whose levels are low-pass filtered already (JPEG 2000's wavelet bands)
+/// loads the smallest level still covering the thumbnail, as `opj_decompress -r` and vipsthumbnail do.
 public struct Thumbnailer: Sendable {
     /// What to make.
     public struct Options: Sendable {
@@ -83,12 +84,16 @@ public struct Thumbnailer: Sendable {
             ? Size(width: min(options.size.width!, resizedUpright.width), height: min(options.size.height!, resizedUpright.height))
             : resizedUpright
         let source = sourceSize ?? properties.size
-        let scales = nativeScales ?? ImageSource.decoder(for: properties.format).nativeScales(for: properties)
-        // The largest integer reduction that still leaves the kernel at least 2x; 1 when enlarging.
+        let decoder = ImageSource.decoder(for: properties.format)
+        let scales = nativeScales ?? decoder.nativeScales(for: properties)
+        // The largest integer reduction that still leaves the kernel at least 2x; 1 when enlarging. A decoder
+        // whose reductions are filtered (not an embedded thumbnail's JPEG) loads the smallest level still covering
+        // the size, and only a box shrink past its levels leaves the kernel 2x.
         let shrink = min(Double(source.width) / Double(resized.width), Double(source.height) / Double(resized.height))
         let integral = max(1, Int(shrink / 2))
-        let load = scales.filter { $0 <= integral }.max() ?? 1
-        let box = integral / load
+        let loadable = nativeScales == nil && decoder.reductionsAreFiltered ? max(1, Int(shrink)) : integral
+        let load = scales.filter { $0 <= loadable }.max() ?? 1
+        let box = max(1, integral / load)
         return Plan(loadScale: load, boxFactor: box, shrunkSize: reducedSize(source, by: load * box),
                     resampledSize: resized, orientation: orientation, outputSize: output)
     }

@@ -23,13 +23,14 @@ final class JPEG2000Codec: @unchecked Sendable {
     private(set) var hasDecoded = false
 
     /// Reads the main header of `source`, for areas decoded at `reduction` (resolution levels discarded; whole
-    /// tiles say their own). OpenJPEG decodes on the calling thread only: Tessera's parallelism is
-    /// its callers' (the server's requests, one decoder each), and a thread pool per decompressor cost the server
-    /// half its tiles per second.
-    init(source: JPEG2000ByteSource, container: Container, reduction: Int = 0) throws {
+    /// tiles say their own), reading ahead by `readAhead`. OpenJPEG decodes on the calling thread only: Tessera's
+    /// parallelism is its callers' (the server's requests, one decoder each), and a thread pool per decompressor
+    /// cost the server half its tiles per second.
+    init(source: JPEG2000ByteSource, container: Container, reduction: Int = 0,
+         readAhead: JPEG2000ByteSource.ReadAhead = .tiles) throws {
         self.source = source
         guard let codec = opj_create_decompress(container == .jp2 ? OPJ_CODEC_JP2 : OPJ_CODEC_J2K),
-              let stream = source.makeStream() else {
+              let stream = source.makeStream(readAhead: readAhead) else {
             throw TesseraError.io(path: source.name, detail: "OpenJPEG could not start a decoder")
         }
         self.codec = codec

@@ -62,16 +62,16 @@ final class JPEG2000Codestream: SharedDecoderState {
     /// A decompressor no other read is using, its header read: an idle one, or a new one.
     func borrow() throws -> JPEG2000Codec {
         if let codec = state.withLock({ $0.idle.popLast() }) { return codec }
-        return try makeCodec(reduction: 0)
+        return try makeCodec(reduction: 0, readAhead: .tiles)
     }
 
-    /// A new decompressor for areas decoded at `reduction`, never lent before.
-    func makeCodec(reduction: Int) throws -> JPEG2000Codec {
+    /// A new decompressor for areas decoded at `reduction`, reading ahead by `readAhead`, never lent before.
+    func makeCodec(reduction: Int, readAhead: JPEG2000ByteSource.ReadAhead) throws -> JPEG2000Codec {
         let source = try JPEG2000ByteSource(input)
         guard let container = JPEG2000Codec.container(of: source.bytes(at: 0, count: 12)) else {
             throw TesseraError.unknownFormat(path: input.name)
         }
-        let codec = try JPEG2000Codec(source: source, container: container, reduction: reduction)
+        let codec = try JPEG2000Codec(source: source, container: container, reduction: reduction, readAhead: readAhead)
         if state.withLock({ $0.layout == nil }) {
             let layout = try Self.layout(of: codec, container: container)
             state.withLock { $0.layout = layout }

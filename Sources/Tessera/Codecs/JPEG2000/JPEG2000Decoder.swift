@@ -105,6 +105,10 @@ final class JPEG2000Decoder: ImageDecoder {
     /// as nearly every file is), not at the blocks' centres: `(scale - 1) / 2` pixels early.
     static func sampleLag(atScale scale: Int) -> Double { Double(scale - 1) / 2 }
 
+    /// Each level is the low-pass band of the wavelet's analysis filters (9/7 or 5/3), an anti-aliasing filter
+    /// of its own.
+    static var reductionsAreFiltered: Bool { true }
+
     /// The colour space's name: the colour box's enumerated space where there is one, else OpenJPEG's.
     private static func colorSpaceName(_ enumerated: Int?, _ space: OPJ_COLOR_SPACE, hasICC: Bool) -> String {
         if hasICC { return "ICC" }
@@ -303,7 +307,7 @@ final class JPEG2000Decoder: ImageDecoder {
             try request.budget.check(size.height * columns.count * (workingBytesPerPixel + format.bytesPerPixel),
                                      for: "the whole JPEG 2000 image (its areas do not decode apart)",
                                      path: codestream.input.name)
-            let codec = try codestream.makeCodec(reduction: reduction)
+            let codec = try codestream.makeCodec(reduction: reduction, readAhead: .wholeRows)
             self.codec = codec
             try codec.decode(x0: area.x0, y0: area.y0, x1: area.x1, y1: area.y1)
             bandStarts = [0, size.height]
@@ -312,10 +316,12 @@ final class JPEG2000Decoder: ImageDecoder {
         }
     }
 
-    /// The decompressor for the next area: the single-tile image's one, or a fresh one.
+    /// The decompressor for the next area: the single-tile image's one, or a fresh one, reading ahead far when
+    /// the areas span the whole width.
     private func areaCodec() throws -> JPEG2000Codec {
         if let codec, !(codec.hasDecoded && layout.isTiled) { return codec }
-        let fresh = try codestream.makeCodec(reduction: reduction)
+        let fresh = try codestream.makeCodec(reduction: reduction,
+                                             readAhead: columns == 0..<size.width ? .wholeRows : .tiles)
         codec = fresh
         return fresh
     }
