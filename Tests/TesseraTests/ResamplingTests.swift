@@ -103,6 +103,7 @@ import Testing
         (Size(width: 37, height: 23), Size(width: 17, height: 41)),   // shrink x, enlarge y
         (Size(width: 13, height: 9), Size(width: 40, height: 31)),    // enlarge ~3x
         (Size(width: 50, height: 48), Size(width: 19, height: 48)),   // x only
+        (Size(width: 54, height: 64), Size(width: 54, height: 66)),   // y only, a tile two rows off its size
         (Size(width: 101, height: 7), Size(width: 10, height: 3)),    // shrink 10x
     ]
 
@@ -138,7 +139,12 @@ import Testing
     /// 8-bit gray and RGB without alpha are stored by their own loop: the same samples as the general one (16-bit
     /// storage, which rounds and clamps the same way at 65535, scaled back), overshoot clamped either side.
     @Test func opaqueEightBitSamplesAreStoredAsTheGeneralPathStoresThem() {
-        let values: [Float] = [-0.3, -0.001, 0, 0.0019, 0.002, 0.5, 0.998, 0.999, 1, 1.2]
+        // Every sample value, and every value halfway between two (whose rounding decides the sample).
+        let steps: [Float] = (0...255).flatMap { (sample: Int) -> [Float] in
+            let value = Float(sample)
+            return [value / 255, (value - 0.5) / 255, (value + 0.5) / 255]
+        }
+        let values: [Float] = [-0.3, -0.001, 0, 0.0019, 0.002, 0.5, 0.998, 0.999, 1, 1.2] + steps
         let pixels = values.map { SIMD4<Float>($0, 1 - $0, $0 * 0.5, 1) }
         for format in [PixelFormat.gray8, .rgb8] {
             var stored = [UInt8](repeating: 0, count: pixels.count * format.channelCount)
@@ -225,6 +231,18 @@ import Testing
         }
         let lagged = ResamplingWeights.shared(kernel: .lanczos3, inputLength: 16, outputLength: 8, lag: 0.375)
         #expect(lagged.weights != ResamplingWeights.shared(kernel: .lanczos3, inputLength: 16, outputLength: 8).weights)
+    }
+
+    /// A length kept as it is costs one tap per pixel with an interpolating kernel (its zeros at whole pixels are
+    /// dropped), and the resampler loads such rows without a horizontal pass; a smoothing kernel keeps its taps.
+    @Test func aLengthKeptIsTheIdentityForInterpolatingKernels() {
+        for kernel in [ResamplingKernel.lanczos3, .lanczos2, .catmullRom, .nearest, .bilinear] {
+            let weights = ResamplingWeights(kernel: kernel, inputLength: 108, outputLength: 108)
+            #expect(weights.taps == 1 && weights.isIdentity, "\(kernel)")
+        }
+        #expect(!ResamplingWeights(kernel: .mitchell, inputLength: 108, outputLength: 108).isIdentity)
+        #expect(!ResamplingWeights(kernel: .lanczos3, inputLength: 108, outputLength: 108, lag: 0.5).isIdentity)
+        #expect(!ResamplingWeights(kernel: .lanczos3, inputLength: 108, outputLength: 54).isIdentity)
     }
 
     @Test func weightsSumToOneAndStayInsideTheImage() {

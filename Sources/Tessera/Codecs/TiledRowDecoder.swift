@@ -25,3 +25,26 @@ extension TiledRowDecoder {
         try bands.decodeRows(into: rows, bytesPerRow: bytesPerRow, count: count, from: self)
     }
 }
+
+extension TiledRowDecoder {
+    /// Decodes `part` (in the tile's own pixels) of `tile`, an image of `size` pixels stored on its own (a tile
+    /// folder's file, a pyramidal TIFF's JPEG tile), into `target` in the decoder's `format`, rows `bytesPerRow`
+    /// apart: a JPEG decodes only the blocks under the part's columns and rows.
+    func decode(tile: ImageSource, size: Size, part: Rect, into target: UnsafeMutableRawPointer,
+                bytesPerRow: Int) throws {
+        let name = tile.input.name
+        guard tile.properties.size == size else {
+            throw TesseraError.corrupt(path: name, detail: "the tile is \(tile.properties.size), not \(size) as the pyramid says")
+        }
+        var reader: any ImageReader = try tile.makeReader(ReadOptions(region: part))
+        if reader.format != format { reader = FormatConvertingReader(source: reader, format: format) }
+        let pixels = try reader.readAll(budget: tile.budget, name: name)
+        let rowBytes = part.width * format.bytesPerPixel
+        pixels.bytes.withUnsafeBytes { source in
+            for line in 0..<part.height {
+                (target + line * bytesPerRow).copyMemory(from: source.baseAddress! + line * pixels.bytesPerRow,
+                                                         byteCount: rowBytes)
+            }
+        }
+    }
+}

@@ -127,8 +127,8 @@ public final class ResamplingReader: ImageReader {
                     let job = HorizontalPass(
                         source: bytes.baseAddress!, rowBytes: input.pixels.bytesPerRow, rows: rows, firstRow: input.y,
                         workers: workers, inputWidth: source.size.width, conversion: conversion, scratch: loaded,
-                        first: first, weights: weights, taps: horizontal.taps, ring: ring, ringCapacity: ringCapacity,
-                        outputWidth: size.width)
+                        first: first, weights: weights, taps: horizontal.taps, identity: horizontal.isIdentity,
+                        ring: ring, ringCapacity: ringCapacity, outputWidth: size.width)
                     if workers == 1 {
                         job.run(worker: 0)
                     } else {
@@ -146,12 +146,19 @@ public final class ResamplingReader: ImageReader {
         let source: UnsafeRawPointer, rowBytes: Int, rows: Int, firstRow: Int, workers: Int, inputWidth: Int
         let conversion: SampleConversion
         let scratch: UnsafeMutableBufferPointer<SIMD4<Float>>
-        let first: UnsafeBufferPointer<Int>, weights: UnsafeBufferPointer<SIMD4<Float>>, taps: Int
+        let first: UnsafeBufferPointer<Int>, weights: UnsafeBufferPointer<SIMD4<Float>>, taps: Int, identity: Bool
         let ring: UnsafeMutableBufferPointer<SIMD4<Float>>, ringCapacity: Int, outputWidth: Int
 
         /// Resamples the pairs of rows `2 * worker`, `2 * (worker + workers)`, ... of the batch (the last row
-        /// of an odd batch is paired with itself).
+        /// of an odd batch is paired with itself); rows kept at their width are loaded straight into the ring.
         func run(worker: Int) {
+            if identity {
+                for index in stride(from: worker, to: rows, by: workers) {
+                    conversion.load(source + index * rowBytes,
+                                    into: UnsafeMutableBufferPointer(start: ringRow(firstRow + index), count: outputWidth))
+                }
+                return
+            }
             let rowsA = UnsafeMutableBufferPointer(rebasing: scratch[2 * worker * inputWidth..<(2 * worker + 1) * inputWidth])
             let rowsB = UnsafeMutableBufferPointer(rebasing: scratch[(2 * worker + 1) * inputWidth..<(2 * worker + 2) * inputWidth])
             for index in stride(from: 2 * worker, to: rows, by: 2 * workers) {

@@ -19,11 +19,17 @@ public struct ResamplingWeights: Sendable {
         let scale = Double(inputLength) / Double(outputLength)
         let stretch = kernel.stretchesWhenShrinking ? max(1, scale) : 1
         let radius = kernel.support * stretch
-        // Each window's source pixels within the radius; the widest sets the taps for all.
+        // Each window's source pixels within the radius, less the kernel's zeros at its ends (an interpolating
+        // kernel's at whole-pixel offsets: an axis kept at its length is one tap, not six); the widest sets the
+        // taps for all.
         let windows = (0..<outputLength).map { i -> (centre: Double, low: Int, high: Int) in
             let centre = (Double(i) + 0.5) * scale - 0.5 + lag
-            return (centre, max(0, Int((centre - radius).rounded(.up))),
-                    min(inputLength - 1, Int((centre + radius).rounded(.down))))
+            var low = max(0, Int((centre - radius).rounded(.up)))
+            var high = min(inputLength - 1, Int((centre + radius).rounded(.down)))
+            func negligible(_ source: Int) -> Bool { abs(kernel.weight((Double(source) - centre) / stretch)) < 1e-9 }
+            while low < high, negligible(low) { low += 1 }
+            while high > low, negligible(high) { high -= 1 }
+            return (centre, low, high)
         }
         let taps = max(1, windows.map { $0.high - $0.low + 1 }.max()!)
         var first = [Int](repeating: 0, count: outputLength)
@@ -49,7 +55,12 @@ public struct ResamplingWeights: Sendable {
         self.taps = taps
         self.first = first
         self.weights = weights
+        isIdentity = inputLength == outputLength && taps == 1 && first.elementsEqual(0..<outputLength)
+            && weights.allSatisfy { $0 == SIMD4(repeating: 1) }
     }
+
+    /// Whether every output pixel is its source pixel (a length kept, unshifted, by an interpolating kernel).
+    public let isIdentity: Bool
 
     /// The weights for `kernel` from `inputLength` to `outputLength`, made once per process for a built-in kernel
     /// and kept (at most `sharedByteLimit` bytes of them, least recently used dropped): a server's renders ask for

@@ -104,9 +104,15 @@ struct SampleConversion: Sendable {
     /// The common case, 8-bit gray or RGB without alpha or tables (every render a server makes of a JPEG): the
     /// same samples as the general path (`value * 255` rounded, clamped), clamped in floating point, with no
     /// per-pixel conversion through `Int32` lanes, which cost more than the resampling itself on small renders.
+    /// The clamped value's floor comes from its float bits: adding 2^23 leaves it rounded to the nearest whole
+    /// number in the low mantissa bits, one less where that rounded up; a checked conversion cost a fifth more.
     private static func storeOpaque8(_ pixels: UnsafeBufferPointer<SIMD4<Float>>, to out: UnsafeMutablePointer<UInt8>,
                                      channels: Int) {
-        @inline(__always) func sample(_ value: Float) -> UInt8 { UInt8(Swift.min(Swift.max(value * 255 + 0.5, 0), 255)) }
+        @inline(__always) func sample(_ value: Float) -> UInt8 {
+            let clamped = Swift.min(Swift.max(value * 255 + 0.5, 0), 255)
+            let rounded = (clamped + 8_388_608).bitPattern & 0x1FF
+            return UInt8(truncatingIfNeeded: Float(rounded) > clamped ? rounded &- 1 : rounded)
+        }
         if channels == 3 {
             for x in 0..<pixels.count {
                 let pixel = pixels[x]

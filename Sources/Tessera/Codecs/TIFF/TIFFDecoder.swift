@@ -53,6 +53,17 @@ final class TIFFDecoder: ImageDecoder, TiledRowDecoder {
 
     // MARK: - Opening
 
+    /// A level whose JPEG tiles the source keeps the index of is decoded from them (`StoredTileDecoder`); any
+    /// other page or level through libtiff.
+    static func makeDecoder(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws
+        -> any RowDecoder {
+        if let tiles = request.shared as? StoredTileReader,
+           let decoder = StoredTileDecoder(tiles: tiles, properties: properties, request: request, name: input.name) {
+            return decoder
+        }
+        return try TIFFDecoder(input: input, properties: properties, request: request)
+    }
+
     init(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws {
         let file = try TIFFFile(reading: input, budget: request.budget)
         let name = input.name

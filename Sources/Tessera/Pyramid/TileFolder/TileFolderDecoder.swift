@@ -52,7 +52,7 @@ final class TileFolderDecoder: ImageDecoder, TiledRowDecoder {
     /// where the tile is missing, transparent with alpha.
     func decodeTile(column: Int, row: Int, columns: Range<Int>, into target: UnsafeMutableRawPointer,
                     bytesPerRow: Int) throws {
-        let bytesPerPixel = format.bytesPerPixel, rowBytes = columns.count * bytesPerPixel
+        let bytesPerPixel = format.bytesPerPixel
         let rows = bands.grid.pixelRows(ofRow: row)
         guard let stored = try pyramid.tile(scale: scale, column: column, row: row) else {
             blank.withUnsafeBytes { blank in
@@ -66,20 +66,10 @@ final class TileFolderDecoder: ImageDecoder, TiledRowDecoder {
             return
         }
         let storedRect = pyramid.tileRect(scale: scale, column: column, row: row)
-        let path = stored.name
-        var reader: any ImageReader = try ImageSource(input: stored, budget: budget).makeReader()
-        guard reader.size == storedRect.size else {
-            throw TesseraError.corrupt(path: path, detail: "the tile is \(reader.size), not \(storedRect.size) as the pyramid says")
-        }
-        if reader.format != format { reader = FormatConvertingReader(source: reader, format: format) }
-        let tile = try reader.readAll(budget: budget, name: path)
-        tile.bytes.withUnsafeBytes { source in
-            for line in 0..<rows.count {
-                let from = (rows.lowerBound + line - storedRect.y) * tile.bytesPerRow
-                    + (columns.lowerBound - storedRect.x) * bytesPerPixel
-                (target + line * bytesPerRow).copyMemory(from: source.baseAddress! + from, byteCount: rowBytes)
-            }
-        }
+        try decode(tile: ImageSource(input: stored, budget: budget), size: storedRect.size,
+                   part: Rect(x: columns.lowerBound - storedRect.x, y: rows.lowerBound - storedRect.y,
+                              width: columns.count, height: rows.count),
+                   into: target, bytesPerRow: bytesPerRow)
     }
 
     private static func open(_ input: ImageInput, format: ImageFormat) throws -> TileFolderPyramid {
