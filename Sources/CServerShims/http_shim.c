@@ -1,5 +1,8 @@
 #include "CServerShims.h"
 #include <arpa/inet.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <string.h>
 
 // Leaves the URL as it arrived: identifiers are percent-decoded by the router, segment by segment.
@@ -41,4 +44,14 @@ uint16_t tessera_http_port(struct MHD_Daemon *daemon) {
 unsigned int tessera_http_connections(struct MHD_Daemon *daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
     return info ? info->num_connections : 0;
+}
+
+int tessera_set_malloc_thresholds(int mapping_threshold, int trim_threshold) {
+#ifdef __GLIBC__
+    return mallopt(M_MMAP_THRESHOLD, mapping_threshold) == 1 && mallopt(M_TRIM_THRESHOLD, trim_threshold) == 1;
+#else
+    (void)mapping_threshold;
+    (void)trim_threshold;
+    return 0;
+#endif
 }

@@ -77,6 +77,7 @@ enum ServeCommand: Command {
                                       "serve the images this file lists (IDENTIFIER URL per line) instead of PATH")
 
     static func run(_ arguments: Arguments) throws {
+        AllocatorRetention.keepRequestWorkingSets()
         var configuration = IIIFService.Configuration()
         configuration.prefix = arguments[prefix] == "/" ? "" : arguments[prefix]
         configuration.cache = try PyramidCacheOptions.open(arguments) { line in
