@@ -21,15 +21,16 @@ public struct ResamplingWeights: Sendable {
         let radius = kernel.support * stretch
         // Each window's source pixels within the radius, less the kernel's zeros at its ends (an interpolating
         // kernel's at whole-pixel offsets: an axis kept at its length is one tap, not six); the widest sets the
-        // taps for all.
+        // taps for all. A window of zeros keeps its span, which holds the pixel closest to its centre (below).
         let windows = (0..<outputLength).map { i -> (centre: Double, low: Int, high: Int) in
             let centre = (Double(i) + 0.5) * scale - 0.5 + lag
-            var low = max(0, Int((centre - radius).rounded(.up)))
-            var high = min(inputLength - 1, Int((centre + radius).rounded(.down)))
+            let span = (low: max(0, Int((centre - radius).rounded(.up))),
+                        high: min(inputLength - 1, Int((centre + radius).rounded(.down))))
             func negligible(_ source: Int) -> Bool { abs(kernel.weight((Double(source) - centre) / stretch)) < 1e-9 }
+            var (low, high) = span
             while low < high, negligible(low) { low += 1 }
             while high > low, negligible(high) { high -= 1 }
-            return (centre, low, high)
+            return negligible(low) ? (centre, span.low, span.high) : (centre, low, high)
         }
         let taps = max(1, windows.map { $0.high - $0.low + 1 }.max()!)
         var first = [Int](repeating: 0, count: outputLength)
