@@ -180,18 +180,20 @@ public final class IIIFService: Sendable {
             // So is a render from one stored tile to at most a tile's pixels (a thumbnail from the smallest level,
             // a tile further off its size): about as cheap, when the budget has room at once; other renders, and
             // those when it has none, are made on a worker.
-            let oneTile = try storedTileSource(for: resolved, in: image)
+            let oneTile = try storedTileSource(for: resolved, in: image).map {
+                try IIIFRenderer.plan($0.request, from: $0.source, reducedBy: $0.scale)
+            }
             let plan: IIIFRenderer.Plan
             var reservation: RenderBudget.Reservation?
             if let oneTile, resolved.size.width * resolved.size.height <= tileSize(of: image) * tileSize(of: image) {
-                plan = try IIIFRenderer.plan(oneTile.request, from: oneTile.source, reducedBy: oneTile.scale)
+                plan = oneTile
                 if place == .pollingThread {
                     guard let granted = renderBudget.reserveAtOnce(plan.workingSet) else { throw NeedsWorker() }
                     reservation = granted
                 }
             } else {
                 try place.requireWorker()
-                plan = try oneTile.map { try IIIFRenderer.plan($0.request, from: $0.source, reducedBy: $0.scale) }
+                plan = try oneTile
                     ?? IIIFRenderer.plan(resolved, from: source, reducedBy: preview == nil ? 1 : PyramidCache.previewFactor)
             }
             defer { reservation?.release() }
