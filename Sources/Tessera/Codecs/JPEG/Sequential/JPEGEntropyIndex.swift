@@ -91,7 +91,7 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
             states = found.states
         } else {
             states = []
-            states.reserveCapacity(scans.frame.mcusDown * ((scans.frame.mcusAcross + stride - 1) / stride))
+            states.reserveCapacity(stateCount(scans.frame, stride: stride))
             try decoder.record(through: decoder.mcuCount, every: stride, into: &states)
         }
         return try fitted(key: key, scans: scans, stride: stride, states: states, name: input.name)
@@ -102,9 +102,13 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
     static func firstStride(_ frame: JPEGFrameHeader, fileSize: Int) -> Int {
         let typical = 2 + frame.components.count, limit = byteLimit(forFileSize: fileSize)
         var stride = 1
-        while stride < frame.mcusAcross
-            && 64 + typical * frame.mcusDown * ((frame.mcusAcross + stride - 1) / stride) > limit { stride *= 2 }
+        while stride < frame.mcusAcross && 64 + typical * stateCount(frame, stride: stride) > limit { stride *= 2 }
         return stride
+    }
+
+    /// The states an index of `frame` recorded every `stride` MCUs of each row holds.
+    static func stateCount(_ frame: JPEGFrameHeader, stride: Int) -> Int {
+        frame.mcusDown * ((frame.mcusAcross + stride - 1) / stride)
     }
 
     /// The index of the scan `scans` found from its `states`, recorded every `stride` MCUs of each row, thinned

@@ -23,7 +23,7 @@ final class RecordingCoefficients: BandCoefficients {
         self.folder = folder
         name = input.name
         stride = JPEGEntropyIndex.firstStride(scans.frame, fileSize: key.size)
-        states.reserveCapacity(scans.frame.mcusDown * ((scans.frame.mcusAcross + stride - 1) / stride))
+        states.reserveCapacity(JPEGEntropyIndex.stateCount(scans.frame, stride: stride))
     }
 
     /// Every MCU row is decoded, in order: the states are recorded from the scan's start.
