@@ -102,26 +102,42 @@ struct SampleConversion: Sendable {
     }
 
     /// The common case, 8-bit gray or RGB without alpha or tables (every render a server makes of a JPEG): the
-    /// same samples as the general path (`value * 255` rounded, clamped), clamped in floating point, with no
-    /// per-pixel conversion through `Int32` lanes, which cost more than the resampling itself on small renders.
-    /// The clamped value's floor comes from its float bits: adding 2^23 leaves it rounded to the nearest whole
-    /// number in the low mantissa bits, one less where that rounded up; a checked conversion cost a fifth more.
+    /// same samples as the general path (`value * 255` rounded, clamped). Every lane of a run of pixels is
+    /// converted by one flat loop the compiler vectorises, then the wanted lanes are packed: converting pixel by
+    /// pixel cost more than the resampling itself on small renders. A clamped value's floor comes from its float
+    /// bits: adding 2^23 leaves it rounded to the nearest whole number in the low mantissa bits, one less where
+    /// that rounded up.
     private static func storeOpaque8(_ pixels: UnsafeBufferPointer<SIMD4<Float>>, to out: UnsafeMutablePointer<UInt8>,
                                      channels: Int) {
-        @inline(__always) func sample(_ value: Float) -> UInt8 {
-            let clamped = Swift.min(Swift.max(value * 255 + 0.5, 0), 255)
-            let rounded = (clamped + 8_388_608).bitPattern & 0x1FF
-            return UInt8(truncatingIfNeeded: Float(rounded) > clamped ? rounded &- 1 : rounded)
-        }
-        if channels == 3 {
-            for x in 0..<pixels.count {
-                let pixel = pixels[x]
-                out[3 * x] = sample(pixel[0])
-                out[3 * x + 1] = sample(pixel[1])
-                out[3 * x + 2] = sample(pixel[2])
+        guard let base = pixels.baseAddress, !pixels.isEmpty else { return }
+        let run = 64
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 4 * run) { lanes in
+            let lane = lanes.baseAddress!
+            UnsafeRawPointer(base).withMemoryRebound(to: Float.self, capacity: 4 * pixels.count) { values in
+                for start in stride(from: 0, to: pixels.count, by: run) {
+                    let count = min(run, pixels.count - start), first = values + 4 * start
+                    for i in 0..<4 * count {
+                        let clamped = Swift.min(Swift.max(first[i] * 255 + 0.5, 0), 255)
+                        let biased = clamped + 8_388_608, bits = biased.bitPattern
+                        lane[i] = UInt8(truncatingIfNeeded: biased - 8_388_608 > clamped ? bits &- 1 : bits)
+                    }
+                    let target = out + channels * start
+                    if channels == 1 {
+                        for x in 0..<count { target[x] = lane[4 * x] }
+                        continue
+                    }
+                    // Each pixel's four lanes are stored whole, the fourth overwritten by the next pixel's first;
+                    // the row's last pixel is stored by its three bytes, so nothing is written past the row.
+                    let whole = start + count == pixels.count ? count - 1 : count
+                    for x in 0..<whole {
+                        UnsafeMutableRawPointer(target + 3 * x).storeBytes(
+                            of: UnsafeRawPointer(lane + 4 * x).loadUnaligned(as: UInt32.self), as: UInt32.self)
+                    }
+                    for x in whole..<count {
+                        target[3 * x] = lane[4 * x]; target[3 * x + 1] = lane[4 * x + 1]; target[3 * x + 2] = lane[4 * x + 2]
+                    }
+                }
             }
-        } else {
-            for x in 0..<pixels.count { out[x] = sample(pixels[x][0]) }
         }
     }
 
