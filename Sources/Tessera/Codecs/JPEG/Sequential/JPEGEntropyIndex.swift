@@ -54,10 +54,26 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
     let restartInterval: Int
     /// MCUs between saved states along a row.
     public let stride: Int
-    /// The state before MCU (row, k * stride), row by row.
-    let states: [JPEGScanState.Resumable]
+    /// The saved states as the file holds them (the records between its header and its checksum), and where each
+    /// MCU row's records start: the index is kept as it is stored, a third of a percent of its JPEG, and a row's
+    /// states are read from it when a read asks for them. Parsing every state up front took 12 MB and a third of
+    /// a 1024 x 1024 region's time for a 1 GP JPEG's index of 0.8 MB.
+    private let records: [UInt8]
+    private let rows: [RowStart]
+
+    /// Where an MCU row's records start in `records`, and the delta-coded fields' values before its first one.
+    private struct RowStart: Equatable, Sendable {
+        var position: Int
+        var offset: Int
+        var predictions: SIMD4<Int32>
+    }
 
     var statesPerRow: Int { (mcusAcross + stride - 1) / stride }
+
+    /// Every saved state, the state before MCU (row, k * stride), row by row.
+    var states: [JPEGScanState.Resumable] {
+        (0..<mcusDown).flatMap { row in rowStates(row, count: statesPerRow) }
+    }
 
     /// The most bytes an index of a file of `fileSize` bytes takes.
     public static func byteLimit(forFileSize fileSize: Int) -> Int { fileSize / 200 }
@@ -66,7 +82,21 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
     /// was saved before.
     func state(row: Int, column: Int) -> (state: JPEGScanState.Resumable, position: Int) {
         let saved = column / stride
-        return (states[row * statesPerRow + saved], row * mcusAcross + saved * stride)
+        return (rowStates(row, count: saved + 1)[saved], row * mcusAcross + saved * stride)
+    }
+
+    /// The first `count` states saved along MCU row `row`, parsed from its records (checked when the index was
+    /// made or read).
+    private func rowStates(_ row: Int, count: Int) -> [JPEGScanState.Resumable] {
+        let start = rows[row]
+        var parser = ByteParser(bytes: records[...])
+        parser.position = start.position
+        var offset = start.offset, predictions = start.predictions
+        return (0..<count).map { saved in
+            let reader = Self.record(&parser, offset: &offset, predictions: &predictions, components: componentCount)
+            return Self.resumable(reader: reader, predictions: predictions,
+                                  position: row * mcusAcross + saved * stride, interval: restartInterval)
+        }
     }
 
     /// Whether this index describes the scan `scans` found (same data offset, geometry and restart interval).
@@ -138,34 +168,14 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
                                 states: kept)
     }
 
+    /// The index of `states`, recorded every `stride` MCUs of each of `mcusDown` rows.
     init(key: Key, dataOffset: Int, mcusAcross: Int, mcusDown: Int, componentCount: Int, restartInterval: Int,
          stride: Int, states: [JPEGScanState.Resumable]) {
-        self.key = key
-        self.dataOffset = dataOffset
-        self.mcusAcross = mcusAcross
-        self.mcusDown = mcusDown
-        self.componentCount = componentCount
-        self.restartInterval = restartInterval
-        self.stride = stride
-        self.states = states
-    }
-
-    /// The index in its file format.
-    public func encoded() -> [UInt8] {
-        var writer = ByteWriter()
-        writer.bytes = Self.magic
-        writer.u16(Self.version)
-        writer.u64(UInt64(key.size))
-        writer.u64(key.modified.bitPattern)
-        writer.u64(UInt64(dataOffset))
-        writer.u32(UInt32(mcusAcross))
-        writer.u32(UInt32(mcusDown))
-        writer.u8(UInt8(componentCount))
-        writer.u32(UInt32(restartInterval))
-        writer.u32(UInt32(stride))
-        writer.u32(UInt32(states.count))
+        var writer = ByteWriter(), rows: [RowStart] = []
         var offset = dataOffset, predictions = SIMD4<Int32>()
-        for state in states {
+        let perRow = (mcusAcross + stride - 1) / stride
+        for (number, state) in states.enumerated() {
+            if number % perRow == 0 { rows.append(RowStart(position: writer.bytes.count, offset: offset, predictions: predictions)) }
             let reader = state.reader, whole = !reader.isBitPosition
             writer.u8(UInt8(reader.skip) | (whole ? 8 : 0))
             writer.signed(reader.offset - offset)
@@ -181,6 +191,39 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
             }
             predictions = state.predictions
         }
+        self.init(key: key, dataOffset: dataOffset, mcusAcross: mcusAcross, mcusDown: mcusDown,
+                  componentCount: componentCount, restartInterval: restartInterval, stride: stride,
+                  records: writer.bytes, rows: rows)
+    }
+
+    private init(key: Key, dataOffset: Int, mcusAcross: Int, mcusDown: Int, componentCount: Int, restartInterval: Int,
+                 stride: Int, records: [UInt8], rows: [RowStart]) {
+        self.key = key
+        self.dataOffset = dataOffset
+        self.mcusAcross = mcusAcross
+        self.mcusDown = mcusDown
+        self.componentCount = componentCount
+        self.restartInterval = restartInterval
+        self.stride = stride
+        self.records = records
+        self.rows = rows
+    }
+
+    /// The index in its file format.
+    public func encoded() -> [UInt8] {
+        var writer = ByteWriter()
+        writer.bytes = Self.magic
+        writer.u16(Self.version)
+        writer.u64(UInt64(key.size))
+        writer.u64(key.modified.bitPattern)
+        writer.u64(UInt64(dataOffset))
+        writer.u32(UInt32(mcusAcross))
+        writer.u32(UInt32(mcusDown))
+        writer.u8(UInt8(componentCount))
+        writer.u32(UInt32(restartInterval))
+        writer.u32(UInt32(stride))
+        writer.u32(UInt32(mcusDown * statesPerRow))
+        writer.bytes += records
         writer.u32(Self.crc(writer.bytes[...]))
         return writer.bytes
     }
@@ -197,42 +240,51 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
         guard stored == Self.crc(bytes[..<(bytes.count - 4)]) else { throw damaged("fails its checksum") }
         parser.position = 4
         guard parser.u16() == Self.version else { throw damaged("is of another version") }
-        let size = Int(parser.u64()), modified = Double(bitPattern: parser.u64())
-        let dataOffset = Int(parser.u64()), across = Int(parser.u32()), down = Int(parser.u32())
+        let size = Int(truncatingIfNeeded: parser.u64()), modified = Double(bitPattern: parser.u64())
+        let dataOffset = Int(truncatingIfNeeded: parser.u64()), across = Int(parser.u32()), down = Int(parser.u32())
         let components = Int(parser.u8()), interval = Int(parser.u32()), stride = Int(parser.u32())
         let count = Int(parser.u32())
-        guard (1...4).contains(components), across > 0, down > 0, stride > 0,
+        guard (1...4).contains(components), size >= 0, dataOffset >= 0, across > 0, down > 0, stride > 0,
               count == down * ((across + stride - 1) / stride), count <= bytes.count else {
             throw damaged("describes no image")
         }
-        var states: [JPEGScanState.Resumable] = []
-        states.reserveCapacity(count)
-        var offset = dataOffset, predictions = SIMD4<Int32>()
+        // Every record is checked once here; the rows' states are parsed again from the records when read.
+        var rows: [RowStart] = []
+        rows.reserveCapacity(down)
+        let start = parser.position
+        var offset = dataOffset, predictions = SIMD4<Int32>(), sound = true
         let perRow = (across + stride - 1) / stride
         for number in 0..<count {
-            let flags = parser.u8()
-            offset += parser.signed()
-            var reader = JPEGEntropyReader.Snapshot(offset: offset, skip: Int(flags & 7))
-            if flags & 8 != 0 {
-                reader.buffer = parser.u64()
-                reader.count = Int(parser.u8())
-                reader.padding = Int(parser.u8())
-                let marker = parser.u8()
-                reader.marker = marker == 0xFF ? nil : marker
+            if number % perRow == 0 {
+                rows.append(RowStart(position: parser.position - start, offset: offset, predictions: predictions))
             }
-            for component in 0..<components {
-                predictions[component] = Int32(truncatingIfNeeded: Int(predictions[component]) + parser.signed())
-            }
-            let position = number / perRow * across + number % perRow * stride
-            states.append(Self.resumable(reader: reader, predictions: predictions, position: position, interval: interval))
+            let reader = Self.record(&parser, offset: &offset, predictions: &predictions, components: components)
+            sound = sound && reader.offset >= dataOffset && reader.count <= 64 && reader.padding <= reader.count
         }
-        guard !parser.overran, parser.position == parser.bytes.endIndex, offset >= 0,
-              states.allSatisfy({ $0.reader.offset >= dataOffset && $0.reader.count <= 64 && $0.reader.padding <= $0.reader.count })
-        else {
-            throw damaged("is malformed")
-        }
+        guard sound, !parser.overran, parser.position == parser.bytes.endIndex else { throw damaged("is malformed") }
         self.init(key: Key(size: size, modified: modified), dataOffset: dataOffset, mcusAcross: across,
-                  mcusDown: down, componentCount: components, restartInterval: interval, stride: stride, states: states)
+                  mcusDown: down, componentCount: components, restartInterval: interval, stride: stride,
+                  records: Array(bytes[start..<(bytes.count - 4)]), rows: rows)
+    }
+
+    /// The reader's position in the record at the parser, advanced past it; `offset` and `predictions` are the
+    /// previous record's values (its fields are deltas from them) and become this one's.
+    private static func record(_ parser: inout ByteParser, offset: inout Int, predictions: inout SIMD4<Int32>,
+                               components: Int) -> JPEGEntropyReader.Snapshot {
+        let flags = parser.u8()
+        offset += parser.signed()
+        var reader = JPEGEntropyReader.Snapshot(offset: offset, skip: Int(flags & 7))
+        if flags & 8 != 0 {
+            reader.buffer = parser.u64()
+            reader.count = Int(parser.u8())
+            reader.padding = Int(parser.u8())
+            let marker = parser.u8()
+            reader.marker = marker == 0xFF ? nil : marker
+        }
+        for component in 0..<components {
+            predictions[component] = Int32(truncatingIfNeeded: Int(predictions[component]) + parser.signed())
+        }
+        return reader
     }
 
     /// The state saved before unit `position` of a scan whose restart interval is `interval`, once the unit has
@@ -279,9 +331,9 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
     }
 
     /// Index files parsed, by file, size and modification time (a file written again is parsed again): a server's
-    /// many tiles of one JPEG read its index once. At most 64 MiB of states, about 1,500 images of 100 MP.
+    /// many tiles of one JPEG read its index once. At most 64 MiB of indexes, about 800 images of 100 MP.
     private static let parsed = SharedCache<String, JPEGEntropyIndex>(byteLimit: 64 << 20) { _, index in
-        256 + index.states.count * MemoryLayout<JPEGScanState.Resumable>.stride
+        256 + index.records.count + index.rows.count * MemoryLayout<RowStart>.stride
     }
 
     /// What `loadOrBuild` found.
