@@ -11,8 +11,9 @@ let package = Package(
         .executable(name: "tessera", targets: ["tessera"]),
     ],
     targets: [
-        // System libraries from Debian's -dev packages. CSDL2 and CCurl are headers only: their shims open the
-        // libraries on the first call, so only `tessera view` loads SDL2 and only remote inputs load libcurl.
+        // System libraries from Debian's -dev packages. CSDL2, CCurl and CMicroHTTPD are headers only: their shims
+        // open the libraries on the first call, so only `tessera view` loads SDL2, only remote inputs load libcurl
+        // and only `tessera serve` loads libmicrohttpd.
         .systemLibrary(name: "CJPEG", path: "Sources/CJPEG"),
         .systemLibrary(name: "CPNG", path: "Sources/CPNG"),
         .systemLibrary(name: "CTIFF", path: "Sources/CTIFF"),
@@ -48,7 +49,7 @@ let package = Package(
                            "CCurl", "CCurlShims", "TesseraTiling"]
         ),
         // libmicrohttpd's varargs start function, which Swift cannot call.
-        .target(name: "CServerShims", dependencies: ["CMicroHTTPD"], linkerSettings: [.linkedLibrary("microhttpd")]),
+        .target(name: "CServerShims", dependencies: ["CMicroHTTPD", "CLibraryLoader"]),
         // The IIIF Image API server over libmicrohttpd.
         .target(name: "TesseraServer", dependencies: ["Tessera", "TesseraTiling", "CMicroHTTPD", "CServerShims"]),
         // The native viewer: an SDL2 window drawing TesseraTiling's tiles, one texture per tile.

@@ -1,4 +1,4 @@
-"""libSDL2 and libcurl are opened on first use, not linked: a local command loads neither, and a command that needs
+"""libSDL2, libcurl and libmicrohttpd are opened on first use, not linked: a local command loads none, and a command that needs
 one it cannot load says which package to install and exits 1. A library is made unloadable by an empty file of its
 name in a folder on LD_LIBRARY_PATH, which the dynamic loader searches first and then refuses ("file too short"):
 no privileges or namespaces needed, so the tests run in a chroot too."""
@@ -8,7 +8,7 @@ import pytest
 
 from conftest import photo, run, write_png
 
-LIBRARIES = {"sdl": "libSDL2-2.0.so.0", "curl": "libcurl.so.4"}
+LIBRARIES = {"sdl": "libSDL2-2.0.so.0", "curl": "libcurl.so.4", "microhttpd": "libmicrohttpd.so.12"}
 
 
 def hidden(soname, folder, *command):
@@ -25,7 +25,7 @@ def image(tmp_path):
     return path
 
 
-def test_the_binary_does_not_link_sdl_or_curl(tessera):
+def test_the_binary_does_not_link_sdl_curl_or_microhttpd(tessera):
     linked = run("ldd", tessera).stdout
     assert all(soname not in linked for soname in LIBRARIES.values()), linked
 
@@ -47,3 +47,11 @@ def test_a_url_without_curl_names_the_package_and_local_commands_still_work(tess
     assert result.stderr.startswith("tessera: ") and result.stderr.count("\n") == 1, result.stderr
     assert "libcurl.so.4" in result.stderr and "apt-get install libcurl4" in result.stderr
     assert hidden(LIBRARIES["curl"], tmp_path / "libraries", tessera, "info", image).returncode == 0
+
+
+def test_serve_without_microhttpd_names_the_package_and_local_commands_still_work(tessera, image, tmp_path):
+    result = hidden(LIBRARIES["microhttpd"], tmp_path / "libraries", tessera, "serve", image.parent, "--port", "0")
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith("tessera: ") and result.stderr.count("\n") == 1, result.stderr
+    assert "libmicrohttpd.so.12" in result.stderr and "apt-get install libmicrohttpd12" in result.stderr
+    assert hidden(LIBRARIES["microhttpd"], tmp_path / "libraries", tessera, "info", image).returncode == 0

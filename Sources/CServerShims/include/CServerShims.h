@@ -1,4 +1,5 @@
-// libmicrohttpd's start and info functions take C varargs, which Swift cannot pass; these shims do.
+// libmicrohttpd is opened on the first call rather than linked (http_shim.c). Its start and info functions take C
+// varargs, which Swift cannot pass; these shims do.
 #ifndef TESSERA_SERVER_SHIMS_H
 #define TESSERA_SERVER_SHIMS_H
 
@@ -9,6 +10,10 @@
 #include <microhttpd.h>
 // epoll_wait is interposed by epoll_drain.c (a call right after one that filled its whole array does not wait).
 #include <sys/epoll.h>
+
+/// Opens libmicrohttpd.so.12 unless done already: NULL when it is loaded, else why it could not be (dlerror's
+/// message). Call it before the first libmicrohttpd function: those abort with the message when it cannot be loaded.
+const char *tessera_microhttpd_load(void);
 
 /// Starts a daemon on `address:port` (IPv4, network byte order not needed: host order) with an internal pool of
 /// `threads` polling threads and keep-alive, closing a connection silent for `connection_timeout` seconds, whose

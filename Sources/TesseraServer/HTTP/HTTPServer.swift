@@ -2,6 +2,7 @@ import CMicroHTTPD
 import CServerShims
 import Foundation
 import Synchronization
+import Tessera
 
 /// An HTTP request as the handler sees it: the method, the path exactly as sent (still percent-encoded), and
 /// the headers the server uses.
@@ -131,6 +132,10 @@ public final class HTTPServer: Sendable {
     /// (`FileDescriptorLimit.connectionLimit`: more wait in the listen queue).
     public func start(address: String = "127.0.0.1", port: UInt16, threads: Int, connectionTimeout: Int,
                       connectionLimit: Int = FileDescriptorLimit.maxConnections) throws {
+        if let failure = tessera_microhttpd_load() {
+            throw TesseraError.missingLibrary(detail: String(cString: failure), purpose: "the server needs libmicrohttpd",
+                                              package: "libmicrohttpd12")
+        }
         let context = Unmanaged.passUnretained(self).toOpaque()
         guard let started = tessera_http_start(address, port, UInt32(max(1, threads)), UInt32(max(1, connectionTimeout)),
                                                UInt32(max(1, connectionLimit)),
