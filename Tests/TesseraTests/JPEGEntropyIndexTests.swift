@@ -43,6 +43,36 @@ final class JPEGEntropyIndexTests {
         }
     }
 
+    /// A file made to pass its checksum whose first offset delta is Int.max: the sum wraps and is refused, never a
+    /// trap.
+    @Test func anOffsetPastTheLargestIntegerIsRefused() throws {
+        let path = try photo()
+        let good = try JPEGEntropyIndex.build(input: .file(path: path), key: try JPEGEntropyIndex.Key(path: path)).encoded()
+        // The header is 51 bytes; the first record is a flags byte, then its offset's zigzag varint.
+        var end = 52
+        while good[end] >= 0x80 { end += 1 }
+        var huge: UInt64 = 0xFFFF_FFFF_FFFF_FFFE, varint: [UInt8] = []
+        while huge >= 0x80 {
+            varint.append(UInt8(huge & 0x7F) | 0x80)
+            huge >>= 7
+        }
+        varint.append(UInt8(huge))
+        var hostile = Array(good[..<52]) + varint + Array(good[(end + 1)..<(good.count - 4)])
+        let crc = Self.crc32(hostile)
+        hostile += (0..<4).map { UInt8(truncatingIfNeeded: crc >> (8 * $0)) }
+        #expect(throws: TesseraError.self) { try JPEGEntropyIndex(decoding: hostile, name: path) }
+    }
+
+    /// The CRC-32 of zlib and PNG, bit by bit.
+    private static func crc32(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 != 0 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        return ~crc
+    }
+
     @Test func aStaleTruncatedOrDamagedIndexIsRebuilt() throws {
         let path = try photo()
         let first = try JPEGEntropyIndex.loadOrBuild(for: path, folder: cache)

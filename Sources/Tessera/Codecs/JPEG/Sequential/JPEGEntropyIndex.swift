@@ -268,11 +268,12 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
     }
 
     /// The reader's position in the record at the parser, advanced past it; `offset` and `predictions` are the
-    /// previous record's values (its fields are deltas from them) and become this one's.
+    /// previous record's values (its fields are deltas from them) and become this one's. Sums wrap rather than trap:
+    /// a hostile file's offsets are refused by the check after them.
     private static func record(_ parser: inout ByteParser, offset: inout Int, predictions: inout SIMD4<Int32>,
                                components: Int) -> JPEGEntropyReader.Snapshot {
         let flags = parser.u8()
-        offset += parser.signed()
+        offset &+= parser.signed()
         var reader = JPEGEntropyReader.Snapshot(offset: offset, skip: Int(flags & 7))
         if flags & 8 != 0 {
             reader.buffer = parser.u64()
@@ -282,7 +283,7 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
             reader.marker = marker == 0xFF ? nil : marker
         }
         for component in 0..<components {
-            predictions[component] = Int32(truncatingIfNeeded: Int(predictions[component]) + parser.signed())
+            predictions[component] = Int32(truncatingIfNeeded: Int(predictions[component]) &+ parser.signed())
         }
         return reader
     }
