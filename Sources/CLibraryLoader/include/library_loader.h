@@ -1,9 +1,9 @@
 // A shared library opened on the first call of one of its functions, for libraries only some commands need
-// (libSDL2 for `tessera view`, libcurl for remote inputs): linking them would load them, and the dozens of
-// libraries they need, into every run. Each shim lists the library's functions once, as an X-macro of
-// `F(name, return type, (parameters), (arguments))`, `V(name, (parameters), (arguments))` for void ones and
-// `P(name)` for varargs ones the shim calls itself through `functions.name`, and defines each F and V function with
-// the library's own signature, forwarding through a pointer looked up with dlsym.
+// (libSDL2 for `tessera view`, libcurl for remote inputs, libmicrohttpd for `tessera serve`): linking them would
+// load them, and the dozens of libraries they need, into every run. Each shim lists the library's functions once,
+// as an X-macro of `F(name, return type, (parameters), (arguments))`, `V(name, (parameters), (arguments))` for void
+// ones and `P(name)` for varargs ones the shim calls itself through `functions.name`, and defines each F and V
+// function with the library's own signature, forwarding through a pointer looked up with dlsym.
 #ifndef TESSERA_LIBRARY_LOADER_H
 #define TESSERA_LIBRARY_LOADER_H
 
