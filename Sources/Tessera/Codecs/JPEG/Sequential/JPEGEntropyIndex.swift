@@ -68,7 +68,10 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
         var predictions: SIMD4<Int32>
     }
 
-    var statesPerRow: Int { (mcusAcross + stride - 1) / stride }
+    var statesPerRow: Int { Self.statesPerRow(mcusAcross: mcusAcross, stride: stride) }
+
+    /// The states saved along a row of `mcusAcross` MCUs, one every `stride`.
+    static func statesPerRow(mcusAcross: Int, stride: Int) -> Int { (mcusAcross + stride - 1) / stride }
 
     /// Every saved state, the state before MCU (row, k * stride), row by row.
     var states: [JPEGScanState.Resumable] {
@@ -138,7 +141,7 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
 
     /// The states an index of `frame` recorded every `stride` MCUs of each row holds.
     static func stateCount(_ frame: JPEGFrameHeader, stride: Int) -> Int {
-        frame.mcusDown * ((frame.mcusAcross + stride - 1) / stride)
+        frame.mcusDown * statesPerRow(mcusAcross: frame.mcusAcross, stride: stride)
     }
 
     /// The index of the scan `scans` found from its `states`, recorded every `stride` MCUs of each row, thinned
@@ -173,7 +176,7 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
          stride: Int, states: [JPEGScanState.Resumable]) {
         var writer = ByteWriter(), rows: [RowStart] = []
         var offset = dataOffset, predictions = SIMD4<Int32>()
-        let perRow = (mcusAcross + stride - 1) / stride
+        let perRow = Self.statesPerRow(mcusAcross: mcusAcross, stride: stride)
         for (number, state) in states.enumerated() {
             if number % perRow == 0 { rows.append(RowStart(position: writer.bytes.count, offset: offset, predictions: predictions)) }
             let reader = state.reader, whole = !reader.isBitPosition
@@ -245,7 +248,7 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
         let components = Int(parser.u8()), interval = Int(parser.u32()), stride = Int(parser.u32())
         let count = Int(parser.u32())
         guard (1...4).contains(components), size >= 0, dataOffset >= 0, across > 0, down > 0, stride > 0,
-              count == down * ((across + stride - 1) / stride), count <= bytes.count else {
+              count == down * Self.statesPerRow(mcusAcross: across, stride: stride), count <= bytes.count else {
             throw damaged("describes no image")
         }
         // Every record is checked once here; the rows' states are parsed again from the records when read.
@@ -253,7 +256,7 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
         rows.reserveCapacity(down)
         let start = parser.position
         var offset = dataOffset, predictions = SIMD4<Int32>(), sound = true
-        let perRow = (across + stride - 1) / stride
+        let perRow = Self.statesPerRow(mcusAcross: across, stride: stride)
         for number in 0..<count {
             if number % perRow == 0 {
                 rows.append(RowStart(position: parser.position - start, offset: offset, predictions: predictions))

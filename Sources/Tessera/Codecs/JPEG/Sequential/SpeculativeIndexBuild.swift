@@ -135,7 +135,7 @@ enum SpeculativeIndexBuild {
     private static func join(_ segments: [Segment], frame: JPEGFrameHeader, stride: Int) -> [JPEGScanState.Resumable]? {
         let across = frame.mcusAcross, mcuCount = across * frame.mcusDown
         var states: [JPEGScanState.Resumable] = []
-        states.reserveCapacity(frame.mcusDown * ((across + stride - 1) / stride))
+        states.reserveCapacity(JPEGEntropyIndex.stateCount(frame, stride: stride))
         var number = 0, first = 0, correction = SIMD4<Int16>(), position = 0
         while true {
             let segment = segments[number]
