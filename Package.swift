@@ -48,7 +48,7 @@ let package = Package(
             dependencies: ["CJPEG", "CPNG", "CTIFF", "CWebP", "CZlib", "CXML2", "COpenJPEG", "CCodecShims", "CHTJ2KShim",
                            "CCurl", "CCurlShims", "TesseraTiling"]
         ),
-        // libmicrohttpd's varargs start function, which Swift cannot call.
+        // libmicrohttpd, opened on first use, and its varargs start and info functions, which Swift cannot call.
         .target(name: "CServerShims", dependencies: ["CMicroHTTPD", "CLibraryLoader"]),
         // The IIIF Image API server over libmicrohttpd.
         .target(name: "TesseraServer", dependencies: ["Tessera", "TesseraTiling", "CMicroHTTPD", "CServerShims"]),
