@@ -58,6 +58,26 @@ final class IndexedRegionTests {
         }
     }
 
+    /// Skips in pieces within one MCU row give the rows one skip does: libjpeg-turbo 2.1 gives a wrong row after
+    /// two skips in a row there (4:2:0 at 1/4, 4x2 at 1/1), so `JPEGDecoder` passes them to it as one.
+    @Test func skipsInPiecesEqualOneSkip() throws {
+        for (name, arguments, scale) in [("420", ["-sample", "2x2"], 4), ("4x2", ["-sample", "4x2"], 1)] {
+            let path = try SequentialCoefficientDecoderTests.cjpeg(name, width: 1203, height: 901, arguments: arguments,
+                                                                   in: folder)
+            let source = try ImageSource(path: path)
+            let request = DecodeRequest(scale: scale, page: 0, budget: .default, allowPartial: false)
+            var rows: [[UInt8]] = []
+            for skips in [[35], [33, 2], [32, 1, 1, 1]] {
+                let decoder = try JPEGDecoder(input: source.input, properties: source.properties, request: request)
+                for count in skips { try decoder.skipRows(count) }
+                var row = [UInt8](repeating: 0, count: decoder.size.width * 3)
+                try row.withUnsafeMutableBytes { try decoder.decodeRows(into: $0.baseAddress!, bytesPerRow: $0.count, count: 1) }
+                rows.append(row)
+            }
+            #expect(rows[1] == rows[0] && rows[2] == rows[0], "\(name) at 1/\(scale)")
+        }
+    }
+
     /// Whole reads decoded on several threads from the index (`ParallelBandDecoder`, 2 or 3 workers) equal
     /// libjpeg's decode at every scale; with a cache folder and enough cores, the plan chooses it for a whole read
     /// of a large image, building the index on first contact.

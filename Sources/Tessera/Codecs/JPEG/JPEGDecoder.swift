@@ -124,15 +124,24 @@ final class JPEGDecoder: ImageDecoder {
         return Int(offset)..<Int(offset) + Int(width)
     }
 
-    func skipRows(_ count: Int) throws {
-        guard count > 0 else { return }
+    /// Rows skipped but not yet passed to libjpeg: consecutive skips are made one, as libjpeg-turbo 2.1 gives a
+    /// wrong row after two skips within one MCU row at some samplings and scales (4:2:0 at 1/4, 4x2 at 1/1).
+    private var pendingSkip = 0
+
+    func skipRows(_ count: Int) throws { pendingSkip += count }
+
+    /// Passes the rows skipped since the last decode to libjpeg.
+    private func skipPending() throws {
+        guard pendingSkip > 0 else { return }
         var skipped: JDIMENSION = 0
-        try session.check(tessera_jpeg_skip_scanlines(session.decoder, JDIMENSION(count), &skipped),
+        try session.check(tessera_jpeg_skip_scanlines(session.decoder, JDIMENSION(pendingSkip), &skipped),
                           during: "skipping rows")
+        pendingSkip = 0
         try checkTruncation()
     }
 
     func decodeRows(into rows: UnsafeMutableRawPointer, bytesPerRow: Int, count: Int) throws {
+        try skipPending()
         guard let cmyk else { return try readScanlines(into: rows, bytesPerRow: bytesPerRow, count: count) }
         let width = size.width, stride = width * 4
         if scratch.count < stride * count { scratch = [UInt8](repeating: 0, count: stride * count) }
