@@ -113,7 +113,7 @@ final class IndexedRegionTests {
                 }
             }
             // The plan leaves an image of under two bands per core to libjpeg (2x4's 32-row MCUs here).
-            guard scans.frame.mcusDown >= 2 * JPEGDecodePlan.speculativeMinimumCores * ParallelBandDecoder.bandRows
+            guard scans.frame.mcusDown >= 2 * JPEGDecodePlan.speculativeMinimumCores * ParallelBandDecoder.minimumBandRows
             else { continue }
             guard let read = try readThroughParallelPlan(path) else {
                 Issue.record("\(test.name): a whole read with a cache folder is not decoded on every core")

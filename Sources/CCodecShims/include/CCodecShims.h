@@ -52,6 +52,17 @@ int tessera_jpeg_finish_decompress(tessera_jpeg_decoder *decoder);
 int tessera_jpeg_read_coefficients(tessera_jpeg_decoder *decoder);
 JBLOCKROW tessera_jpeg_decoder_block_row(tessera_jpeg_decoder *decoder, int component, JDIMENSION row);
 
+// MARK: - libjpeg decompression fed coefficients
+
+/// Gives the blocks of the next MCU in libjpeg's order (each component of the scan in turn, its blocks row by row),
+/// `count` of them, zeroed; `blocks` is NULL when libjpeg skips the MCU (its blocks are not needed, but the MCU
+/// counts as given). Returns 1, or 0 to stop the decode with an error that the caller keeps.
+typedef int (*tessera_jpeg_mcu_source)(void *context, JBLOCKROW *blocks, int count);
+/// Makes a started single-scan sequential decode (after `tessera_jpeg_start_decompress`) take each MCU's
+/// coefficients from `source`, in raster order, instead of decoding the data after the header; the rest of the
+/// decode (crop, skip, scaling, upsampling, colour conversion) is libjpeg's as usual.
+int tessera_jpeg_feed_coefficients(tessera_jpeg_decoder *decoder, tessera_jpeg_mcu_source source, void *context);
+
 // MARK: - libjpeg decompression fed incrementally
 
 /// A decompressor over a suspending source: the caller passes a window of bytes before each step, starting at

@@ -34,11 +34,10 @@ enum JPEGDecodePlan {
     /// The fewest pixels a JPEG decoded on every core has: below, libjpeg's one pass is quick enough that an index
     /// file per image (built and written on first contact) is not worth it.
     static let parallelMinimumPixels = 16_000_000
-    /// The fewest cores that make decoding on every core pay at `scale`. At 1/8 the bands' rows are made from
-    /// their coefficients (`JPEGEighthScale`), so each core costs about what libjpeg's serial decode does and 2
-    /// pay; at other scales each band is re-encoded for libjpeg to decode again, 3.0x libjpeg's CPU per core at
-    /// full scale (BENCHMARKS.md), so 2 cores lose to libjpeg's serial decode.
-    static func parallelMinimumCores(scale: Int) -> Int { scale == 8 ? 2 : 4 }
+    /// The fewest cores that make decoding on every core pay: each core's work costs little more than libjpeg's
+    /// serial decode of the same rows (at 1/8 the bands' rows are made from their coefficients, `JPEGEighthScale`;
+    /// at other scales libjpeg is fed them, `BandedJPEGDecoder`), so 2 already do (BENCHMARKS.md).
+    static let parallelMinimumCores = 2
     /// The fewest cores on which building the index on first contact by speculative decoding, then decoding from
     /// it, beats one pass: two passes over the entropy data, each split across the cores.
     static let speculativeMinimumCores = 4
@@ -115,8 +114,9 @@ enum JPEGDecodePlan {
         else { return nil }
         // The cores are counted last of the cheap checks: reading /proc costs more than a small render.
         let workers = cores ?? availableCores()
-        let parallel = workers > 1 && workers >= parallelMinimumCores(scale: request.scale)
-            && scans.frame.mcusDown >= 2 * workers * ParallelBandDecoder.rowsPerBand(scale: request.scale)
+        let parallel = workers >= parallelMinimumCores
+            && scans.frame.mcusDown >= 2 * workers * ParallelBandDecoder.rowsPerBand(scans.frame, scale: request.scale,
+                                                                                 workers: workers)
         if parallel, let index = JPEGEntropyIndex.load(for: path, scans: scans, folder: folder) {
             return .parallel(scans, index, workers: workers)
         }
@@ -169,7 +169,8 @@ enum JPEGDecodePlan {
         case let .recording(session, scans, coefficients):
             return try BandedJPEGDecoder(input: input, properties: properties, request: request, session: session,
                                          frame: scans.frame, coefficients: coefficients,
-                                         maxBandRows: ParallelBandDecoder.rowsPerBand(scale: request.scale))
+                                         maxBandRows: ParallelBandDecoder.rowsPerBand(scans.frame, scale: request.scale,
+                                                                                      workers: 1))
         }
     }
 }

@@ -93,6 +93,14 @@ final class JPEGDecoder: ImageDecoder {
                                      format: PixelFormat(.rgba), for: "a row of pixels", path: name)
     }
 
+    /// Makes libjpeg take each MCU's coefficients from `source`, called with `context`, instead of decoding the data
+    /// after the header (`tessera_jpeg_feed_coefficients`): for a header that only gives a band's frame, whose
+    /// coefficients Tessera decodes.
+    func feedCoefficients(_ source: tessera_jpeg_mcu_source, context: UnsafeMutableRawPointer) throws {
+        try session.check(tessera_jpeg_feed_coefficients(session.decoder, source, context),
+                          during: "starting to feed coefficients")
+    }
+
     /// The bytes of libjpeg's whole-image coefficient buffer: 64 two-byte coefficients per block, per component.
     static func coefficientBytes(_ info: UnsafeMutablePointer<jpeg_decompress_struct>) -> Int {
         var total = 0

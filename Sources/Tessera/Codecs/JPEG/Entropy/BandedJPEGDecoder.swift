@@ -13,32 +13,38 @@ protocol BandCoefficients: AnyObject {
 /// Decodes a JPEG whose coefficients Tessera's own entropy decoding gives (`BandCoefficients`), a band of MCU rows
 /// at a time, in memory bounded by the band: a progressive JPEG whose whole-image coefficient buffer, which libjpeg
 /// holds until the last scan, exceeds the budget, or a region of a sequential JPEG read from its entropy index.
-/// Each band's coefficients, with one MCU row more above and below where the upsampler reads them (and, for a
-/// region, one MCU column more on each side), are written by libjpeg as a sequential JPEG in memory (the source's
-/// quantisation tables, standard Huffman tables) and decoded by `JPEGDecoder`, so the IDCT, DCT scaling, fancy upsampling and colour conversion
-/// are libjpeg's own. The extra MCUs give the upsampler the neighbours it reads at the band's edges; their output
-/// is dropped, so bands join without seams and the rows equal a one-shot libjpeg decode. At 1/8, where libjpeg
-/// scales each component by a 1x1 or 2x2 IDCT, the band's rows are made from the coefficients directly
-/// (`JPEGEighthScale`), the same rows without the trip through libjpeg.
+/// Each band, with one MCU row more below where the upsampler reads it (and, for a region, one MCU column more on
+/// each side), is decoded by libjpeg (`JPEGDecoder`) from a header of the band's size
+/// (`JPEGBandHeader`) with the source's quantisation tables, its MCUs fed to libjpeg from a `CoefficientWindow`
+/// in place of its entropy decoding (`tessera_jpeg_feed_coefficients`), so the IDCT, DCT scaling, fancy
+/// upsampling and colour conversion are libjpeg's own and nothing is decoded twice. The extra MCUs give the
+/// upsampler the neighbours it reads at the band's edges, and a band's rows are moved down by one (`outputRows`):
+/// its first row, which would need the MCU row above, is the band above's last, so bands join without seams and
+/// the rows equal a one-shot libjpeg decode. At 1/8, where libjpeg scales each component by a 1x1 or 2x2
+/// IDCT, the band's rows are made from the coefficients directly (`JPEGEighthScale`).
 ///
-///     BandCoefficients -> CoefficientWindow [band - 1, band + 1) x [columns - 1, columns + 1)
-///       -> libjpeg: coefficients -> sequential JPEG -> JPEGDecoder (scale, crop) -> the band's rows
+///     BandCoefficients -> CoefficientWindow [band, band + 1) x [columns - 1, columns + 1)
+///       -> libjpeg fed the window's MCUs (scale, crop) -> the band's rows
 ///       -> or at 1/8: JPEGEighthScale -> the band's rows
 final class BandedJPEGDecoder: RowDecoder {
     private let input: ImageInput
     private let request: DecodeRequest
-    /// The source's header, whose frame parameters and quantisation tables each band's JPEG copies.
-    private let session: JPEGSession
     private let coefficients: any BandCoefficients
+    /// The coefficients libjpeg or `JPEGEighthScale` reads next. It holds a band and its rows of context where
+    /// they must be decoded together (in order, or for the 1/8 rows), otherwise only the MCU row libjpeg is taking
+    /// MCUs from, decoded as it gets there (`windowCapacity` rows).
     private var window: CoefficientWindow
+    private let windowCapacity: Int
+    /// MCU after MCU (handed to libjpeg in place) where only libjpeg reads the window, a row at a time.
+    private let windowLayout: CoefficientWindow.Layout
     private let frame: JPEGFrameHeader
+    /// What libjpeg reads before each band's MCUs.
+    private let header: JPEGBandHeader
     /// MCU rows per band.
     let bandRows: Int
-    /// MCU rows decoded above and below each band for libjpeg's upsampler: 1 where it reads the rows beside (fancy
-    /// upsampling of vertically subsampled components, at every scale but 1/8), else 0.
+    /// MCU rows decoded below each band for libjpeg's upsampler: 1 where it reads the rows beside (fancy
+    /// upsampling of vertically subsampled components, at every scale but 1/8), else 0 (`outputRows`).
     private let contextRows: Int
-    /// MCU rows the window holds: a band and its rows of context.
-    private let windowRows: Int
     /// What makes 1/8 rows from the coefficients, when the request is at 1/8 and libjpeg's scaling allows.
     private let eighthScale: JPEGEighthScale?
     /// The current band's decoder, and its rows still to hand out.
@@ -49,6 +55,18 @@ final class BandedJPEGDecoder: RowDecoder {
     /// The columns asked for, applied to every band, and those the bands decode.
     private var columns: Range<Int>?
     private var decodedColumns: Range<Int>
+    /// The MCU rows of the current band, its context included; the row (from its first) and column of the next MCU
+    /// libjpeg takes, and what stopped the feeding, if anything did.
+    private var bandWindow = 0..<0
+    private var fedRow = 0
+    private var fedColumn = 0
+    private var feedError: Error?
+    /// Per block of an MCU in libjpeg's order (each component's blocks row by row): its component, row and column
+    /// in the MCU; and, for the row being fed from a window of planes, where its block of the window's first MCU
+    /// column is and the step to the next MCU's.
+    private let slots: [(component: Int, row: Int, column: Int)]
+    private let slotSources: UnsafeMutablePointer<UnsafePointer<Int16>>
+    private let slotSteps: UnsafeMutablePointer<Int>
     private(set) var size: Size
     let format: PixelFormat
 
@@ -63,26 +81,43 @@ final class BandedJPEGDecoder: RowDecoder {
          frame: JPEGFrameHeader, coefficients: any BandCoefficients, maxBandRows: Int? = nil) throws {
         self.input = input
         self.request = request
-        self.session = session
         self.frame = frame
         self.coefficients = coefficients
         guard frame.hasIntegralSampling else {
             throw TesseraError.unsupported(path: input.name, feature: "JPEG with sampling factors libjpeg cannot upsample")
         }
-        // A quarter of the budget for the window: libjpeg's copy of the band's coefficients, the band's JPEG
-        // and its decoder's copy of it take about as much again.
+        guard let header = JPEGBandHeader(frame: frame, session: session) else {
+            throw TesseraError.corrupt(path: input.name, detail: "a component's quantisation table is not defined")
+        }
+        self.header = header
+        // A quarter of the budget for the window, the rest for the rows made from it and what takes them.
         let rowBytes = CoefficientWindow.bytesPerMCURow(frame)
         bandRows = max(1, min(frame.mcusDown, request.budget.limit / 4 / rowBytes - 2,
                               maxBandRows ?? (coefficients.decodesInOrder ? frame.mcusDown : Self.regionBandRows)))
         contextRows = request.scale < 8 && frame.components.contains { $0.vertical < frame.maxVertical } ? 1 : 0
-        windowRows = bandRows + 2 * contextRows
+        eighthScale = request.scale == 8 ? JPEGEighthScale(frame: frame, session: session) : nil
+        windowLayout = coefficients.decodesInOrder || eighthScale != nil ? .planes : .mcus
+        windowCapacity = windowLayout == .planes ? bandRows + contextRows : 1
         try request.budget.check(4 * rowBytes * 3, for: "decoding a JPEG one band of rows at a time", path: input.name)
         // A region's window, over its columns only, is made when the columns are known.
-        window = CoefficientWindow(frame: frame, capacity: coefficients.decodesInOrder ? windowRows : 0)
+        window = CoefficientWindow(frame: frame, capacity: coefficients.decodesInOrder ? windowCapacity : 0)
         size = reducedSize(Size(width: frame.width, height: frame.height), by: request.scale)
         decodedColumns = 0..<size.width
         format = properties.channels == 1 ? .gray8 : .rgb8
-        eighthScale = request.scale == 8 ? JPEGEighthScale(frame: frame, session: session) : nil
+        var slots: [(component: Int, row: Int, column: Int)] = []
+        for (component, info) in frame.components.enumerated() {
+            for block in 0..<info.horizontal * info.vertical {
+                slots.append((component, block / info.horizontal, block % info.horizontal))
+            }
+        }
+        self.slots = slots
+        slotSources = .allocate(capacity: slots.count)
+        slotSteps = .allocate(capacity: slots.count)
+    }
+
+    deinit {
+        slotSources.deallocate()
+        slotSteps.deallocate()
     }
 
     /// MCU width and height in pixels at full scale.
@@ -97,36 +132,42 @@ final class BandedJPEGDecoder: RowDecoder {
             let scaledWidth = mcuWidth / request.scale
             let first = max(0, columns.lowerBound / scaledWidth - 1)
             let end = min(frame.mcusAcross, (columns.upperBound + scaledWidth - 1) / scaledWidth + 1)
-            window = CoefficientWindow(frame: frame, capacity: windowRows, columns: first..<end)
+            window = CoefficientWindow(frame: frame, capacity: windowCapacity, columns: first..<end, layout: windowLayout)
         }
         // Each band crops the same way; the first band, made now, says how.
-        try advance(encode: true)
+        try advance(decode: true)
         return decodedColumns
     }
 
     func skipRows(_ count: Int) throws {
         var left = count
         while left > 0 {
+            if bandRowsLeft > 0 && left >= bandRowsLeft && !coefficients.decodesInOrder {
+                // Saved states reach any row: a band skipped whole is not decoded.
+                left -= bandRowsLeft
+                bandRowsLeft = 0
+                band = nil
+            }
             if bandRowsLeft == 0 {
+                let next = outputRows(ofBandAt: nextRow).lowerBound
                 if !coefficients.decodesInOrder {
-                    // Saved states reach any row: go straight to the MCU row holding the first row wanted.
-                    let whole = min(left / (mcuHeight / request.scale), frame.mcusDown - nextRow)
-                    nextRow += whole
-                    left -= whole * mcuHeight / request.scale
+                    // Go straight to the band holding the first row wanted.
+                    nextRow = max(nextRow, min(mcuRow(holding: next + left), frame.mcusDown))
+                    left -= outputRows(ofBandAt: nextRow).lowerBound - next
                     if left == 0 { return }
                 }
-                // Whole bands are skipped without making their JPEG; their coefficients are still decoded, as
+                // Whole bands are skipped without decoding their rows; their coefficients are still decoded, as
                 // the scans are read in order.
                 let rows = outputRows(ofBandAt: nextRow)
                 if rows.count <= left {
-                    try advance(encode: false)
+                    try advance(decode: false)
                     left -= rows.count
                     continue
                 }
-                try advance(encode: true)
+                try advance(decode: true)
             }
             let skipped = min(left, bandRowsLeft)
-            try band!.skipRows(skipped)
+            try feeding { try band!.skipRows(skipped) }
             bandRowsLeft -= skipped
             left -= skipped
             if bandRowsLeft == 0 { band = nil }
@@ -136,92 +177,157 @@ final class BandedJPEGDecoder: RowDecoder {
     func decodeRows(into rows: UnsafeMutableRawPointer, bytesPerRow: Int, count: Int) throws {
         var done = 0
         while done < count {
-            if bandRowsLeft == 0 { try advance(encode: true) }
+            if bandRowsLeft == 0 { try advance(decode: true) }
             let take = min(count - done, bandRowsLeft)
-            try band!.decodeRows(into: rows + done * bytesPerRow, bytesPerRow: bytesPerRow, count: take)
+            try feeding { try band!.decodeRows(into: rows + done * bytesPerRow, bytesPerRow: bytesPerRow, count: take) }
             bandRowsLeft -= take
             done += take
             if bandRowsLeft == 0 { band = nil }
         }
     }
 
-    /// The output rows (after scaling) of the band starting at MCU row `first`.
-    private func outputRows(ofBandAt first: Int) -> Range<Int> {
-        let rowHeight = mcuHeight / request.scale
+    /// Output rows (after scaling) per MCU row.
+    private var rowHeight: Int { mcuHeight / request.scale }
+
+    /// The output rows (after scaling) of the band starting at MCU row `first`: its MCU rows' rows, all moved down
+    /// by `contextRows`, but at the image's top. The first row of an MCU row reads the MCU row above through the
+    /// upsampler, so it is made by the band above, which decodes the band's first MCU row anyway as its row of
+    /// context below; so each band decodes one MCU row of context, not two.
+    func outputRows(ofBandAt first: Int) -> Range<Int> {
         let end = min(first + bandRows, frame.mcusDown)
-        return first * rowHeight..<min(end * rowHeight, size.height)
+        return (first == 0 ? 0 : first * rowHeight + contextRows)..<min(end * rowHeight + contextRows, size.height)
     }
 
-    /// Moves to the next band: decodes its MCU rows and the one below it into the window (keeping the one above),
-    /// then, when `encode` is set, writes them as a JPEG and opens it, skipping the row above's output.
-    private func advance(encode: Bool) throws {
-        if window.capacity == 0 { window = CoefficientWindow(frame: frame, capacity: windowRows) }
+    /// The MCU row whose rows, as `outputRows` places them, include output row `row`.
+    private func mcuRow(holding row: Int) -> Int { max(0, row - contextRows) / rowHeight }
+
+    /// Moves to the next band. With `decode` set, makes its decoder: libjpeg over a header of the band's size (its
+    /// row of context and its columns included), fed the band's MCUs as it asks for them, or at 1/8 the rows made
+    /// from the window; and skips the output rows the band above makes. Otherwise only decodes its coefficients,
+    /// when the scans must be read in order.
+    private func advance(decode: Bool) throws {
+        band = nil
+        if window.capacity == 0 { window = CoefficientWindow(frame: frame, capacity: windowCapacity, layout: windowLayout) }
+        // Scans read in order go through every row: those of the last band that libjpeg did not ask for are
+        // decoded now.
+        if coefficients.decodesInOrder && !bandWindow.isEmpty { try fill(row: bandWindow.upperBound - 1, of: bandWindow) }
         let first = nextRow, end = min(first + bandRows, frame.mcusDown)
-        let windowStart = max(0, first - contextRows), windowEnd = min(end + contextRows, frame.mcusDown)
-        let held = window.endRow
-        window.slide(to: windowStart, end: windowEnd)
-        try coefficients.decode(rows: max(held, windowStart)..<windowEnd, into: window)
+        let windowRows = first..<min(end + contextRows, frame.mcusDown)
+        bandWindow = windowRows
+        // libjpeg clears the MCUs it is handed in place once it has read them: the row of context the last band
+        // took is spent.
+        if windowLayout == .mcus { window.slide(to: max(first, window.firstRow), end: max(first, window.firstRow)) }
         nextRow = end
         let rows = outputRows(ofBandAt: first)
-        guard encode else { return }
+        guard decode else {
+            if coefficients.decodesInOrder { try fill(row: windowRows.upperBound - 1, of: windowRows) }
+            return
+        }
         let left = window.columns.lowerBound * mcuWidth
         let pixelWidth = min(window.columns.upperBound * mcuWidth, frame.width) - left
-        let pixelHeight = min(windowEnd * mcuHeight, frame.height) - windowStart * mcuHeight
+        let pixelHeight = min(windowRows.upperBound * mcuHeight, frame.height) - windowRows.lowerBound * mcuHeight
         let decoder: any RowDecoder
         if let eighthScale {
+            try fill(row: windowRows.upperBound - 1, of: windowRows)
             decoder = eighthScale.band(of: window, width: pixelWidth, height: pixelHeight)
         } else {
-            let bytes = try encodeWindow(width: pixelWidth, height: pixelHeight)
-            decoder = try JPEGDecoder(session: try JPEGSession(input: .bytes(bytes, name: input.name)), name: input.name,
-                                      request: request)
+            let bytes = header.bytes(width: pixelWidth, height: pixelHeight)
+            let jpeg = try JPEGDecoder(session: try JPEGSession(input: .bytes(bytes, name: input.name)), name: input.name,
+                                       request: request)
+            try jpeg.feedCoefficients(Self.mcuSource, context: Unmanaged.passUnretained(self).toOpaque())
+            fedRow = 0
+            fedColumn = 0
+            decoder = jpeg
         }
-        if let columns {
-            // The band's image starts `left` pixels into the source's.
-            let shift = left / request.scale
-            let decoded = try decoder.restrictColumns(to: columns.lowerBound - shift..<columns.upperBound - shift)
-            decodedColumns = decoded.lowerBound + shift..<decoded.upperBound + shift
-            size.width = decodedColumns.count
-        }
-        try decoder.skipRows((first - windowStart) * mcuHeight / request.scale)
         band = decoder
+        try feeding {
+            if let columns {
+                // The band's image starts `left` pixels into the source's.
+                let shift = left / request.scale
+                let decoded = try decoder.restrictColumns(to: columns.lowerBound - shift..<columns.upperBound - shift)
+                decodedColumns = decoded.lowerBound + shift..<decoded.upperBound + shift
+                size.width = decodedColumns.count
+            }
+            try decoder.skipRows(rows.lowerBound - first * rowHeight)
+        }
         bandRowsLeft = rows.count
     }
 
-    /// The window's coefficients as a sequential JPEG `width` x `height` pixels. At 1/8 libjpeg reads only the DC
-    /// coefficient of a component at full sampling (its 1 x 1 IDCT), so only that is copied, and the JPEG is
-    /// quicker to write and read.
-    private func encodeWindow(width: Int, height: Int) throws -> [UInt8] {
-        guard let encoder = tessera_jpeg_encoder_create() else {
-            throw TesseraError.io(path: input.name, detail: "cannot create a JPEG encoder")
+    /// Makes the window hold MCU row `row` of the band whose rows (context included) are `rows`: when it does not
+    /// yet, slides it down, keeping what it still covers, and decodes the rows it lacks, as many as it holds.
+    private func fill(row: Int, of rows: Range<Int>) throws {
+        guard row >= window.endRow else { return }
+        let end = min(row + window.capacity, rows.upperBound)
+        let first = max(window.firstRow, rows.lowerBound, end - window.capacity)
+        let held = window.endRow
+        window.slide(to: first, end: end)
+        try coefficients.decode(rows: max(held, first)..<end, into: window)
+    }
+
+    /// Runs a call into the band's decoder, throwing what stopped the feeding when libjpeg was stopped by it.
+    private func feeding(_ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch {
+            if let feedError {
+                self.feedError = nil
+                throw feedError
+            }
+            throw error
         }
-        defer { tessera_jpeg_encoder_destroy(encoder) }
-        func check(_ status: Int32) throws {
-            guard status == 0 else { return }
-            let message = String(cString: tessera_jpeg_encoder_message(encoder))
-            throw TesseraError.corrupt(path: input.name, detail: "\(message) (while re-encoding a band of coefficients)")
-        }
-        try check(tessera_jpeg_encoder_setup_coefficients(encoder, session.decoder, JDIMENSION(width), JDIMENSION(height)))
-        for (component, info) in frame.components.enumerated() {
-            let blockRows = (height * info.vertical + mcuHeight - 1) / mcuHeight
-            let blocksAcross = (width * info.horizontal + mcuWidth - 1) / mcuWidth
-            for row in 0..<blockRows {
-                guard let target = tessera_jpeg_encoder_block_row(encoder, Int32(component), JDIMENSION(row)) else {
-                    try check(0)
-                    return []
-                }
-                let source = window.blockRow(component: component, row: window.firstRow * info.vertical + row)
-                if request.scale == 8 && info.horizontal == frame.maxHorizontal && info.vertical == frame.maxVertical {
-                    let blocks = UnsafeMutableRawPointer(target).assumingMemoryBound(to: Int16.self)
-                    blocks.update(repeating: 0, count: blocksAcross * 64)
-                    for block in 0..<blocksAcross { blocks[block * 64] = source[block * 64] }
-                } else {
-                    UnsafeMutableRawPointer(target).copyMemory(from: source, byteCount: blocksAcross * 128)
+    }
+
+    /// libjpeg's source of MCUs: the decoder whose `self` is `context` feeds the next one.
+    private static let mcuSource: tessera_jpeg_mcu_source = { context, blocks, _ in
+        Unmanaged<BandedJPEGDecoder>.fromOpaque(context!).takeUnretainedValue().feed(blocks) ? 1 : 0
+    }
+
+    /// Gives libjpeg the next MCU of the band being fed (into `blocks`; nil when it skips the MCU), decoding its
+    /// row first when the window lacks it. An MCU-ordered window's blocks are handed over in place: libjpeg's
+    /// single-pass coefficient controller reads the MCU through the pointers in `blocks` before asking for the
+    /// next, then clears the blocks they start at, which are then spent. Otherwise they are copied. False, with
+    /// `feedError` set, when decoding fails.
+    private func feed(_ blocks: UnsafeMutablePointer<JBLOCKROW?>?) -> Bool {
+        if fedColumn == 0 {
+            let row = bandWindow.lowerBound + fedRow
+            guard row < bandWindow.upperBound else {
+                feedError = TesseraError.corrupt(path: input.name, detail: "libjpeg asked for more MCUs than a band holds")
+                return false
+            }
+            do {
+                try fill(row: row, of: bandWindow)
+            } catch {
+                feedError = error
+                return false
+            }
+            if window.layout == .planes {
+                for (index, slot) in slots.enumerated() {
+                    let (first, step) = window.placement(row: row, component: slot.component, blockRow: slot.row,
+                                                         blockColumn: slot.column)
+                    slotSources[index] = UnsafePointer(first)
+                    slotSteps[index] = step
                 }
             }
         }
-        try check(tessera_jpeg_finish_compress(encoder))
-        var count: UInt = 0
-        let output = tessera_jpeg_encoder_output(encoder, &count)
-        return Array(UnsafeBufferPointer(start: output, count: Int(count)))
+        if let blocks {
+            switch window.layout {
+            case .mcus:
+                let first = UnsafeMutableRawPointer(window.mcu(row: bandWindow.lowerBound + fedRow, column: fedColumn))
+                for index in 0..<slots.count {
+                    blocks[index] = (first + index * 128).assumingMemoryBound(to: JBLOCK.self)
+                }
+            case .planes:
+                for index in 0..<slots.count {
+                    UnsafeMutableRawPointer(blocks[index]!).copyMemory(from: slotSources[index] + fedColumn * slotSteps[index],
+                                                                       byteCount: 128)
+                }
+            }
+        }
+        fedColumn += 1
+        if fedColumn == window.columns.count {
+            fedColumn = 0
+            fedRow += 1
+        }
+        return true
     }
 }

@@ -4,20 +4,33 @@ import Synchronization
 /// A whole sequential JPEG decoded on several cores through its entropy index. The image is cut into bands of MCU
 /// rows, band b going to worker b % workers; each worker owns a `BandedJPEGDecoder` over `IndexedCoefficients`
 /// (its own file cursor and libjpeg objects), jumps to its next band through the index's saved states and decodes
-/// the band's rows into its slot; `decodeRows` hands the slots' rows out in order. So the entropy decoding, the
-/// band's re-encoding and libjpeg's IDCT, scaling, upsampling and colour conversion all run on every core, the
-/// rows equal libjpeg's one-shot decode, and memory is one band per worker.
+/// the band's rows into its next slot (two each, so it goes on while the reader copies the last); `decodeRows`
+/// hands the slots' rows out in order. So the entropy decoding and libjpeg's IDCT, scaling, upsampling and colour
+/// conversion all run on every core, the rows equal libjpeg's one-shot decode, and memory is two bands per
+/// worker.
 ///
-///     worker w: bands w, w + W, ...  (index state -> coefficients -> band JPEG -> libjpeg -> slot w)
-///     reader:   slot 0, slot 1, ..., slot W - 1, slot 0, ...
+///     worker w: bands w, w + W, ...  (index state -> coefficients -> libjpeg -> slots w.0, w.1, w.0, ...)
+///     reader:   band 0 (slot 0.0), band 1 (slot 1.0), ..., band W (slot 0.1), ...
 final class ParallelBandDecoder: RowDecoder {
-    /// MCU rows per band: small enough that a band per worker stays a few megabytes on a 100 MP image, large
-    /// enough that the MCU row decoded above and below a band for the upsampler (when it needs them) costs little.
-    static let bandRows = 8
+    /// The most bytes a band's output rows take, of which each worker holds two: large enough that the MCU row
+    /// decoded below a band for the upsampler (when it needs one) costs little (a band of 14 MCU rows on a
+    /// 12,000-pixel-wide image decodes one more), small enough that the slots of a gigapixel stay a few tens of
+    /// megabytes.
+    static let bandBytes = 8 << 20
 
-    /// MCU rows per band at `scale`: at 1/8 no upsampler reads a band's neighbours and the bands' rows are made
-    /// from the coefficients, so one MCU row a band keeps the coefficients in the cache.
-    static func rowsPerBand(scale: Int) -> Int { scale == 8 ? 1 : bandRows }
+    /// The fewest MCU rows a band has, but at 1/8.
+    static let minimumBandRows = 8
+
+    /// MCU rows per band of `frame` decoded at `scale` on `workers` threads: as many as `bandBytes` holds while
+    /// each worker still gets two bands, from `minimumBandRows` to 32; at 1/8, where no upsampler reads a band's
+    /// neighbours and the bands' rows are made from the coefficients, one, which keeps the coefficients in the
+    /// cache.
+    static func rowsPerBand(_ frame: JPEGFrameHeader, scale: Int, workers: Int) -> Int {
+        guard scale != 8 else { return 1 }
+        let rowBytes = reducedSize(Size(width: frame.width, height: frame.maxVertical * 8), by: scale).area
+            * (frame.components.count == 1 ? 1 : 3)
+        return min(32, max(minimumBandRows, min(bandBytes / rowBytes, frame.mcusDown / (2 * workers))))
+    }
 
     let size: Size
     let format: PixelFormat
@@ -35,13 +48,15 @@ final class ParallelBandDecoder: RowDecoder {
             decoders.append(try BandedJPEGDecoder(
                 input: input, properties: properties, request: request, session: try JPEGSession(input: input),
                 frame: scans.frame, coefficients: try IndexedCoefficients(scans: scans, index: index, input: input),
-                maxBandRows: Self.rowsPerBand(scale: request.scale)))
+                maxBandRows: Self.rowsPerBand(scans.frame, scale: request.scale, workers: count)))
         }
         let size = decoders[0].size, format = decoders[0].format
         self.size = size
         self.format = format
-        let rowsPerBand = decoders[0].bandRows * scans.frame.maxVertical * 8 / request.scale
-        let bands = stride(from: 0, to: size.height, by: rowsPerBand).map { $0..<min($0 + rowsPerBand, size.height) }
+        let bands = stride(from: 0, to: scans.frame.mcusDown, by: decoders[0].bandRows).map {
+            decoders[0].outputRows(ofBandAt: $0)
+        }
+        let rowsPerBand = bands.map(\.count).max()!
         let rowBytes = size.width * format.bytesPerPixel
         workers = decoders.enumerated().map { number, decoder in
             Worker(decoder: decoder, bands: Swift.stride(from: number, to: bands.count, by: count).map { bands[$0] },
@@ -68,76 +83,90 @@ final class ParallelBandDecoder: RowDecoder {
     private func hand(_ count: Int, take: (Int, UnsafeRawPointer, Int) -> Void) throws {
         var done = 0
         while done < count {
-            let worker = workers[band % workers.count]
+            let slot = workers[band % workers.count].slots[band / workers.count % Worker.slotCount]
             if !waited {
-                worker.filled.wait()
+                slot.filled.wait()
                 waited = true
             }
-            if let error = worker.error { throw error }
-            let taken = min(count - done, worker.rows - consumed)
-            worker.pixels.withUnsafeBytes { take(done, $0.baseAddress! + consumed * worker.rowBytes, taken) }
+            if let error = slot.error { throw error }
+            let taken = min(count - done, slot.rows - consumed)
+            take(done, slot.pixels + consumed * slot.rowBytes, taken)
             done += taken
             consumed += taken
-            if consumed == worker.rows {
+            if consumed == slot.rows {
                 band += 1
                 consumed = 0
                 waited = false
-                worker.free.signal()
+                slot.free.signal()
             }
         }
     }
 
-    /// One worker: its decoder, its bands' output rows, and the slot it fills. Unchecked Sendable: the worker
-    /// writes the slot only between `free.wait` and `filled.signal`, the reader reads it only between
-    /// `filled.wait` and `free.signal`, and the decoder is the worker thread's alone.
-    private final class Worker: @unchecked Sendable {
-        let decoder: BandedJPEGDecoder
-        let bands: [Range<Int>]
+    /// One band's output rows, filled by a worker and emptied by the reader. Unchecked Sendable: the worker writes
+    /// it only between `free.wait` and `filled.signal`, the reader reads it only between `filled.wait` and
+    /// `free.signal`.
+    private final class Slot: @unchecked Sendable {
         let rowBytes: Int
-        var pixels: [UInt8]
+        let pixels: UnsafeMutableRawPointer
         var rows = 0
+        /// Why the band could not be decoded; the worker stops after it.
         var error: Error?
         let filled = DispatchSemaphore(value: 0)
         /// Starts at zero and is signalled once: libdispatch traps if a semaphore dies below its initial value.
         let free = DispatchSemaphore(value: 0)
+
+        init(rowBytes: Int, rows: Int) {
+            self.rowBytes = rowBytes
+            pixels = .allocate(byteCount: rowBytes * rows, alignment: 64)
+            free.signal()
+        }
+
+        deinit { pixels.deallocate() }
+    }
+
+    /// One worker: its decoder, its bands, and the slots it fills in turn, so that it decodes its next band while
+    /// the reader takes the one before. Unchecked Sendable: the decoder is the worker thread's alone.
+    private final class Worker: @unchecked Sendable {
+        /// Slots per worker: two, so a worker never waits for the reader to copy out the band it just decoded.
+        static let slotCount = 2
+        let decoder: BandedJPEGDecoder
+        let bands: [Range<Int>]
+        let slots: [Slot]
         private let finished = DispatchSemaphore(value: 0)
         private let stopping = Mutex(false)
 
         init(decoder: BandedJPEGDecoder, bands: [Range<Int>], rowBytes: Int, rowsPerBand: Int) {
             self.decoder = decoder
             self.bands = bands
-            self.rowBytes = rowBytes
-            pixels = [UInt8](repeating: 0, count: rowBytes * rowsPerBand)
-            free.signal()
+            slots = (0..<Self.slotCount).map { _ in Slot(rowBytes: rowBytes, rows: rowsPerBand) }
         }
 
-        /// Decodes the bands in turn, each once the reader has taken the one before.
+        /// Decodes the bands in turn, each into the next slot once the reader has emptied it.
         func run() {
             defer { finished.signal() }
             var next = 0
-            for band in bands {
-                free.wait()
+            for (number, band) in bands.enumerated() {
+                let slot = slots[number % Self.slotCount]
+                slot.free.wait()
                 if stopping.withLock({ $0 }) { return }
                 do {
                     try decoder.skipRows(band.lowerBound - next)
-                    try pixels.withUnsafeMutableBytes {
-                        try decoder.decodeRows(into: $0.baseAddress!, bytesPerRow: rowBytes, count: band.count)
-                    }
+                    try decoder.decodeRows(into: slot.pixels, bytesPerRow: slot.rowBytes, count: band.count)
                     next = band.upperBound
-                    rows = band.count
+                    slot.rows = band.count
                 } catch {
-                    self.error = error
-                    filled.signal()
+                    slot.error = error
+                    slot.filled.signal()
                     return
                 }
-                filled.signal()
+                slot.filled.signal()
             }
         }
 
         /// Makes the worker return and waits for it.
         func stop() {
             stopping.withLock { $0 = true }
-            free.signal()
+            slots.forEach { $0.free.signal() }
             finished.wait()
         }
     }

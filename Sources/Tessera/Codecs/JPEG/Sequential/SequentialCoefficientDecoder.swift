@@ -220,10 +220,10 @@ final class SequentialCoefficientDecoder {
     private func binding(_ row: Int, window: CoefficientWindow?) -> Range<Int> {
         guard let window, row >= window.firstRow, row < window.endRow else { return 0..<0 }
         for (index, slot) in slots.enumerated() {
-            let info = frame.components[slot.component]
-            bases[index] = window.blockRow(component: slot.component, row: row * info.vertical + slot.row)
-                + slot.column * 64 - window.columns.lowerBound * info.horizontal * 64
-            steps[index] = info.horizontal * 64
+            let (first, step) = window.placement(row: row, component: slot.component, blockRow: slot.row,
+                                                 blockColumn: slot.column)
+            bases[index] = first - window.columns.lowerBound * step
+            steps[index] = step
         }
         return window.columns
     }
