@@ -10,6 +10,9 @@ struct JPEGEntropyReader {
         let input: BufferedInput
         var chunk: [UInt8]
         var chunkEnd = 0
+        /// Bytes the next read of the file asks for: a few kilobytes after a jump (a region's row from a saved
+        /// state needs little more), doubling while the reads go on from there, up to the chunk's size.
+        var readSize = JPEGEntropyReader.firstReadSize
         var index = 0
         /// The file offset of `chunk[0]`.
         var chunkStart: Int
@@ -24,7 +27,11 @@ struct JPEGEntropyReader {
             if index == chunkEnd {
                 chunkStart += chunkEnd
                 index = 0
-                chunkEnd = (try? chunk.withUnsafeMutableBytes { try input.read(into: $0) }) ?? 0
+                let size = readSize
+                readSize = min(2 * size, chunk.count)
+                chunkEnd = (try? chunk.withUnsafeMutableBytes {
+                    try input.read(into: UnsafeMutableRawBufferPointer(rebasing: $0.prefix(size)))
+                }) ?? 0
                 if chunkEnd == 0 { return nil }
             }
             let byte = chunk[index]
@@ -81,8 +88,9 @@ struct JPEGEntropyReader {
     /// The marker that ended the data (its second byte), or nil while data remains; 0 when the file ended.
     var marker: UInt8? { bytes.marker }
 
-    /// Bytes read from the file at a time.
+    /// The most bytes read from the file at a time, and the fewest (the first read after a jump).
     private static let chunkSize = 1 << 16
+    private static let firstReadSize = 1 << 12
 
     /// Starts reading at `offset`, the first byte after a scan header.
     init(input: BufferedInput, offset: Int) {
@@ -136,6 +144,7 @@ struct JPEGEntropyReader {
             bytes.chunkStart = snapshot.offset
             bytes.chunkEnd = 0
             bytes.index = 0
+            bytes.readSize = Self.firstReadSize
         }
         buffer = snapshot.buffer
         count = snapshot.count

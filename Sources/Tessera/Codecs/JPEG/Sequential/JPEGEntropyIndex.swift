@@ -92,13 +92,15 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
     /// made or read).
     private func rowStates(_ row: Int, count: Int) -> [JPEGScanState.Resumable] {
         let start = rows[row]
-        var parser = ByteParser(bytes: records[...])
-        parser.position = start.position
-        var offset = start.offset, predictions = start.predictions
-        return (0..<count).map { saved in
-            let reader = Self.record(&parser, offset: &offset, predictions: &predictions, components: componentCount)
-            return Self.resumable(reader: reader, predictions: predictions,
-                                  position: row * mcusAcross + saved * stride, interval: restartInterval)
+        return records.withUnsafeBufferPointer { records in
+            var parser = ByteParser(bytes: records)
+            parser.position = start.position
+            var offset = start.offset, predictions = start.predictions
+            return (0..<count).map { saved in
+                let reader = Self.record(&parser, offset: &offset, predictions: &predictions, components: componentCount)
+                return Self.resumable(reader: reader, predictions: predictions,
+                                      position: row * mcusAcross + saved * stride, interval: restartInterval)
+            }
         }
     }
 
@@ -227,20 +229,24 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
         writer.u32(UInt32(stride))
         writer.u32(UInt32(mcusDown * statesPerRow))
         writer.bytes += records
-        writer.u32(Self.crc(writer.bytes[...]))
+        writer.u32(writer.bytes.withUnsafeBufferPointer { Self.crc($0) })
         return writer.bytes
     }
 
     /// Parses an index file; throws `corrupt` for anything but an intact index of this version.
     public init(decoding bytes: [UInt8], name: String) throws {
+        self = try bytes.withUnsafeBufferPointer { try Self.parse($0, name: name) }
+    }
+
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, name: String) throws -> JPEGEntropyIndex {
         func damaged(_ detail: String) -> TesseraError { .corrupt(path: name, detail: "the entropy index \(detail)") }
         guard bytes.count >= 4 + 2 + 8 * 4 + 4 * 5 + 1 + 4, bytes.starts(with: Self.magic) else {
             throw damaged("is not one, or is cut short")
         }
-        var parser = ByteParser(bytes: bytes[..<(bytes.count - 4)])
-        var trailer = ByteParser(bytes: bytes[(bytes.count - 4)...])
-        let stored = trailer.u32()
-        guard stored == Self.crc(bytes[..<(bytes.count - 4)]) else { throw damaged("fails its checksum") }
+        let body = UnsafeBufferPointer(rebasing: bytes[..<(bytes.count - 4)])
+        var trailer = ByteParser(bytes: UnsafeBufferPointer(rebasing: bytes[body.count...]))
+        guard trailer.u32() == Self.crc(body) else { throw damaged("fails its checksum") }
+        var parser = ByteParser(bytes: body)
         parser.position = 4
         guard parser.u16() == Self.version else { throw damaged("is of another version") }
         let size = Int(truncatingIfNeeded: parser.u64()), modified = Double(bitPattern: parser.u64())
@@ -257,17 +263,17 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
         let start = parser.position
         var offset = dataOffset, predictions = SIMD4<Int32>(), sound = true
         let perRow = Self.statesPerRow(mcusAcross: across, stride: stride)
-        for number in 0..<count {
-            if number % perRow == 0 {
-                rows.append(RowStart(position: parser.position - start, offset: offset, predictions: predictions))
+        for _ in 0..<down {
+            rows.append(RowStart(position: parser.position - start, offset: offset, predictions: predictions))
+            for _ in 0..<perRow {
+                let reader = Self.record(&parser, offset: &offset, predictions: &predictions, components: components)
+                sound = sound && reader.offset >= dataOffset && reader.count <= 64 && reader.padding <= reader.count
             }
-            let reader = Self.record(&parser, offset: &offset, predictions: &predictions, components: components)
-            sound = sound && reader.offset >= dataOffset && reader.count <= 64 && reader.padding <= reader.count
         }
-        guard sound, !parser.overran, parser.position == parser.bytes.endIndex else { throw damaged("is malformed") }
-        self.init(key: Key(size: size, modified: modified), dataOffset: dataOffset, mcusAcross: across,
-                  mcusDown: down, componentCount: components, restartInterval: interval, stride: stride,
-                  records: Array(bytes[start..<(bytes.count - 4)]), rows: rows)
+        guard sound, !parser.overran, parser.position == body.count else { throw damaged("is malformed") }
+        return JPEGEntropyIndex(key: Key(size: size, modified: modified), dataOffset: dataOffset, mcusAcross: across,
+                                mcusDown: down, componentCount: components, restartInterval: interval, stride: stride,
+                                records: Array(body[start...]), rows: rows)
     }
 
     /// The reader's position in the record at the parser, advanced past it; `offset` and `predictions` are the
@@ -285,9 +291,10 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
             let marker = parser.u8()
             reader.marker = marker == 0xFF ? nil : marker
         }
-        for component in 0..<components {
-            predictions[component] = Int32(truncatingIfNeeded: Int(predictions[component]) &+ parser.signed())
-        }
+        // The deltas are gathered into a vector and added at once: setting one lane of the vector at a time stalls
+        // on every record (a narrow store read back wide).
+        func delta(_ component: Int) -> Int32 { component < components ? Int32(truncatingIfNeeded: parser.signed()) : 0 }
+        predictions &+= SIMD4(delta(0), delta(1), delta(2), delta(3))
         return reader
     }
 
@@ -304,8 +311,8 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
                                        nextRestart: position / interval, started: true)
     }
 
-    private static func crc(_ bytes: ArraySlice<UInt8>) -> UInt32 {
-        bytes.withUnsafeBufferPointer { UInt32(crc32(0, $0.baseAddress, uInt($0.count))) }
+    private static func crc(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
+        UInt32(crc32(0, bytes.baseAddress, uInt(bytes.count)))
     }
 
     // MARK: Beside the pyramid cache
@@ -325,10 +332,8 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
         guard stat(file, &status) == 0,
               let index = try? parsed.value(for: "\(file)\u{0}\(status.st_size)\u{0}\(status.st_mtim.tv_sec).\(status.st_mtim.tv_nsec)",
                                            make: {
-                  guard let bytes = FileManager.default.contents(atPath: file) else {
-                      throw TesseraError.io(path: file, detail: "cannot read the entropy index")
-                  }
-                  return try JPEGEntropyIndex(decoding: Array(bytes), name: path)
+                  let bytes = try CFile(path: file, mode: "rb").read(Int(status.st_size))
+                  return try JPEGEntropyIndex(decoding: bytes, name: path)
               }),
               index.key == key, index.describes(scans) else { return nil }
         return index
@@ -376,30 +381,30 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
     }
 }
 
-/// Little-endian fields and varints read from a byte slice; reading past its end gives zeros and sets `overran`.
+/// Little-endian fields and varints read from bytes in memory; reading past their end gives zeros and sets
+/// `overran`.
 private struct ByteParser {
-    let bytes: ArraySlice<UInt8>
-    var position: Int
+    let bytes: UnsafeBufferPointer<UInt8>
+    var position = 0
     private(set) var overran = false
 
-    init(bytes: ArraySlice<UInt8>) {
-        self.bytes = bytes
-        position = bytes.startIndex
-    }
+    init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
+    @inline(__always)
     mutating func u8() -> UInt8 {
-        guard position < bytes.endIndex else {
+        guard position < bytes.count else {
             overran = true
             return 0
         }
-        position += 1
-        return bytes[position - 1]
+        position &+= 1
+        return bytes[position &- 1]
     }
 
     mutating func u16() -> UInt16 { UInt16(u8()) | UInt16(u8()) << 8 }
     mutating func u32() -> UInt32 { (0..<4).reduce(0) { $0 | UInt32(u8()) << UInt32(8 * $1) } }
     mutating func u64() -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(u8()) << UInt64(8 * $1) } }
 
+    @inline(__always)
     mutating func varint() -> UInt64 {
         var value: UInt64 = 0
         for shift in Swift.stride(from: 0, to: 64, by: 7) {
@@ -411,6 +416,7 @@ private struct ByteParser {
         return value
     }
 
+    @inline(__always)
     mutating func signed() -> Int {
         let value = varint()
         return Int(truncatingIfNeeded: value >> 1) ^ -Int(truncatingIfNeeded: value & 1)
