@@ -131,7 +131,8 @@ enum JPEGDecodePlan {
             let key = try JPEGEntropyIndex.Key(path: path)
             let file = JPEGEntropyIndex.location(of: path, key: key, folder: folder)
             guard !FileManager.default.fileExists(atPath: file) else { return nil }
-            let recording = try RecordingCoefficients(scans: scans, input: input, key: key, file: file, folder: folder)
+            let recording = try RecordingCoefficients(scans: scans, input: input, scale: request.scale, key: key, file: file,
+                                                      folder: folder)
             return .recording(try JPEGSession(input: input), scans, recording)
         } catch let error as TesseraError {
             // A cache folder that cannot be written, or a file too small for an index, leaves the read to libjpeg;
@@ -162,7 +163,7 @@ enum JPEGDecodePlan {
         case let .indexed(session, scans, index):
             return try BandedJPEGDecoder(input: input, properties: properties, request: request, session: session,
                                          frame: scans.frame, coefficients: try IndexedCoefficients(
-                                            scans: scans, index: index, input: input))
+                                            scans: scans, index: index, input: input, scale: request.scale))
         case let .parallel(scans, index, workers):
             return try ParallelBandDecoder(input: input, properties: properties, request: request, scans: scans,
                                            index: index, workers: workers)

@@ -15,6 +15,17 @@ enum JPEGReducedIDCT {
     static func twoByTwo(_ block: UnsafePointer<Int16>, quantization: UnsafePointer<Int>,
                          into output: UnsafeMutablePointer<UInt8>, stride: Int) {
         @inline(__always) func dequantised(_ index: Int) -> Int { Int(block[index]) &* quantization[index] }
+        if !hasTwoByTwoTerms(block) {
+            // The DC alone: both passes' odd parts are zero, and the four samples are the DC rounded twice.
+            let shift1 = constBits - pass1Bits + 2, shift2 = constBits + pass1Bits + 3 + 2
+            let work = ((dequantised(0) << (constBits + 2)) &+ (1 << (shift1 - 1))) >> shift1
+            let sample = limit(((work << (constBits + 2)) &+ (1 << (shift2 - 1))) >> shift2)
+            output[0] = sample
+            output[1] = sample
+            output[stride] = sample
+            output[stride &+ 1] = sample
+            return
+        }
         // Pass 1, columns 0, 1, 3, 5 and 7 (the even ones cancel in a 2-point output) into two work rows.
         var top = (0, 0, 0, 0, 0), bottom = (0, 0, 0, 0, 0)
         @inline(__always) func column(_ c: Int) -> (Int, Int) {
@@ -37,6 +48,15 @@ enum JPEGReducedIDCT {
         }
         row(top, into: output)
         row(bottom, into: output + stride)
+    }
+
+    /// Whether any coefficient but the DC that the 2x2 IDCT reads (rows and columns 0, 1, 3, 5 and 7) is set.
+    @inline(__always)
+    private static func hasTwoByTwoTerms(_ block: UnsafePointer<Int16>) -> Bool {
+        @inline(__always) func row(_ start: Int) -> Int16 {
+            block[start] | block[start &+ 1] | block[start &+ 3] | block[start &+ 5] | block[start &+ 7]
+        }
+        return (block[1] | block[3] | block[5] | block[7] | row(8) | row(24) | row(40) | row(56)) != 0
     }
 
     /// The odd part of the 2-point IDCT from the terms 7, 5, 3 and 1 (jidctred.c's constants, 13-bit fixed point).

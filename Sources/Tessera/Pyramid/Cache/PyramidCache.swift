@@ -113,7 +113,7 @@ public final class PyramidCache: Sendable {
 
     /// Where pyramids are kept unless told otherwise: `tessera` in `$XDG_CACHE_HOME`, or in `~/.cache`. Read with
     /// getenv, which every command's options ask for: Foundation's copy of the whole environment and its home
-    /// directory lookup took a tenth of a millisecond each at start-up.
+    /// directory lookup took about half a millisecond together at start-up.
     public static var defaultFolder: String {
         let cache = getenv("XDG_CACHE_HOME").map { String(cString: $0) }
             ?? (getenv("HOME").map { String(cString: $0) } ?? NSHomeDirectory()) + "/.cache"

@@ -40,11 +40,7 @@ struct JPEGEighthScale {
         }
         var planes: [Plane] = []
         for (index, component) in frame.components.enumerated() {
-            // jdmaster.c: a component's IDCT size doubles from 1 while both its ratios to the largest sampling
-            // stay divisible by twice it.
-            var size = 1
-            while size < 8, frame.maxHorizontal % (component.horizontal * size * 2) == 0,
-                  frame.maxVertical % (component.vertical * size * 2) == 0 { size *= 2 }
+            let size = Self.idctSize(of: component, in: frame)
             guard size <= 2, frame.maxHorizontal % (component.horizontal * size) == 0,
                   frame.maxVertical % (component.vertical * size) == 0,
                   let table = session.quantization(component: index) else { return nil }
@@ -54,6 +50,21 @@ struct JPEGEighthScale {
         self.frame = frame
         self.planes = planes
         format = transform == .gray ? .gray8 : .rgb8
+    }
+
+    /// The side of the IDCT libjpeg scales `component` of `frame` by at 1/8 (jdmaster.c): from 1, doubled while
+    /// both its ratios to the largest sampling stay divisible by twice it.
+    static func idctSize(of component: JPEGFrameHeader.Component, in frame: JPEGFrameHeader) -> Int {
+        var size = 1
+        while size < 8, frame.maxHorizontal % (component.horizontal * size * 2) == 0,
+              frame.maxVertical % (component.vertical * size * 2) == 0 { size *= 2 }
+        return size
+    }
+
+    /// Per component of `frame`, whether a decode at 1/`scale` reads its DC coefficient alone: at 1/8, the
+    /// components libjpeg scales by a 1x1 IDCT (full-sampled ones).
+    static func dcOnly(_ frame: JPEGFrameHeader, scale: Int) -> [Bool] {
+        frame.components.map { scale == 8 && idctSize(of: $0, in: frame) == 1 }
     }
 
     /// The 1/8 rows of the window's MCU rows, whose pixels at full size are `width` x `height` (the window's
@@ -93,11 +104,16 @@ struct JPEGEighthScale {
             for y in 0..<size.height {
                 for (index, plane) in planes.enumerated() {
                     let source = storage + offsets[index] + y / plane.verticalRepeat * strides[index]
-                    if plane.horizontalRepeat == 1 {
+                    let factor = plane.horizontalRepeat
+                    if factor == 1 {
                         rows[index] = UnsafePointer(source)
                     } else {
+                        // Each sample written `factor` times, with no division per pixel.
                         let target = storage + sampleBytes + index * size.width
-                        for x in 0..<size.width { target[x] = source[x / plane.horizontalRepeat] }
+                        for sample in 0..<(size.width + factor - 1) / factor {
+                            let value = source[sample]
+                            for x in sample &* factor..<min(size.width, (sample &+ 1) &* factor) { target[x] = value }
+                        }
                         rows[index] = UnsafePointer(target)
                     }
                 }

@@ -5,9 +5,10 @@ final class IndexedCoefficients: BandCoefficients {
     private let decoder: SequentialCoefficientDecoder
     private let index: JPEGEntropyIndex
 
-    /// Reads the scan `scans` found in `input` from `index`, which describes it.
-    init(scans: JPEGScanIndex, index: JPEGEntropyIndex, input: ImageInput) throws {
-        decoder = try SequentialCoefficientDecoder(index: scans, input: input)
+    /// Reads the scan `scans` found in `input` from `index`, which describes it, for a decode at 1/`scale`.
+    init(scans: JPEGScanIndex, index: JPEGEntropyIndex, input: ImageInput, scale: Int) throws {
+        decoder = try SequentialCoefficientDecoder(index: scans, input: input,
+                                                   dcOnly: JPEGEighthScale.dcOnly(scans.frame, scale: scale))
         self.index = index
     }
 

@@ -47,7 +47,8 @@ final class ParallelBandDecoder: RowDecoder {
         for _ in 0..<count {
             decoders.append(try BandedJPEGDecoder(
                 input: input, properties: properties, request: request, session: try JPEGSession(input: input),
-                frame: scans.frame, coefficients: try IndexedCoefficients(scans: scans, index: index, input: input),
+                frame: scans.frame, coefficients: try IndexedCoefficients(scans: scans, index: index, input: input,
+                                                                          scale: request.scale),
                 maxBandRows: Self.rowsPerBand(scans.frame, scale: request.scale, workers: count)))
         }
         let size = decoders[0].size, format = decoders[0].format

@@ -13,10 +13,12 @@ final class RecordingCoefficients: BandCoefficients {
     private let folder: String
     private let name: String
 
-    /// Reads the scan `scans` found in `input` (the file whose key is `key`), to leave its index at `file` in
-    /// `folder`.
-    init(scans: JPEGScanIndex, input: ImageInput, key: JPEGEntropyIndex.Key, file: String, folder: String) throws {
-        decoder = try SequentialCoefficientDecoder(index: scans, input: input)
+    /// Reads the scan `scans` found in `input` (the file whose key is `key`) for a decode at 1/`scale`, to leave
+    /// its index at `file` in `folder`.
+    init(scans: JPEGScanIndex, input: ImageInput, scale: Int, key: JPEGEntropyIndex.Key, file: String,
+         folder: String) throws {
+        decoder = try SequentialCoefficientDecoder(index: scans, input: input,
+                                                   dcOnly: JPEGEighthScale.dcOnly(scans.frame, scale: scale))
         self.scans = scans
         self.key = key
         self.file = file

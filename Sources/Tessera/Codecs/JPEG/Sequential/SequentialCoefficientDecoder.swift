@@ -1,11 +1,13 @@
 /// Decodes the coefficients of a sequential Huffman-coded JPEG (SOF0 baseline or SOF1 extended, 8-bit) whose one
 /// scan holds every component, with or without restart intervals, MCU by MCU in file order from the scan's start
 /// or from any state saved on the way (`JPEGScanState.Resumable`, what `JPEGEntropyIndex` keeps). MCUs inside
-/// the window given are stored there; the others are decoded into one scratch MCU and dropped, so nothing is
-/// allocated per block. Coefficients equal `jpeg_read_coefficients`'.
+/// the window given are stored there (of the components marked DC-only, the DC alone); the others are decoded for
+/// their DC predictions and dropped, so nothing is allocated per block. Coefficients equal
+/// `jpeg_read_coefficients`'.
 ///
 ///     JPEGScanIndex -> JPEGScanState (reader, DC predictions, restarts)
-///       -> per MCU: per block, decodeSequentialBlock (T.81 F.2.2) -> CoefficientWindow, or scratch
+///       -> per MCU: per block, decodeSequentialBlock (T.81 F.2.2) -> CoefficientWindow (its DC alone,
+///          of a DC-only component), or nowhere
 final class SequentialCoefficientDecoder {
     /// Per block of an MCU: the scan component's position, its frame component and its block offset (column, row)
     /// within the MCU.
@@ -20,6 +22,8 @@ final class SequentialCoefficientDecoder {
         let position: Int
         let dc: JPEGHuffmanTable.Lookup
         let ac: JPEGHuffmanTable.Lookup
+        /// Whether only the DC coefficient is kept.
+        let dcOnly: Bool
     }
 
     let frame: JPEGFrameHeader
@@ -33,7 +37,7 @@ final class SequentialCoefficientDecoder {
     private let bases: UnsafeMutablePointer<UnsafeMutablePointer<Int16>>
     private let steps: UnsafeMutablePointer<Int>
     private var state: JPEGScanState
-    /// One MCU's blocks, for the MCUs no window holds.
+    /// Where the DC of a block no window holds goes.
     private let scratch: UnsafeMutablePointer<Int16>
     /// The next MCU to decode, counted row by row from the top left.
     private(set) var position = 0
@@ -54,8 +58,10 @@ final class SequentialCoefficientDecoder {
             && (!single || (frame.components[0].horizontal == 1 && frame.components[0].vertical == 1))
     }
 
-    /// Opens the scan of `index`, whose file is `input`; throws `unsupported` for files `canDecode` refuses.
-    init(index: JPEGScanIndex, input: ImageInput) throws {
+    /// Opens the scan of `index`, whose file is `input`, keeping only the DC coefficient of the frame components
+    /// `dcOnly` marks (where a window is given; none is kept where not); throws `unsupported` for files
+    /// `canDecode` refuses.
+    init(index: JPEGScanIndex, input: ImageInput, dcOnly: [Bool] = []) throws {
         guard Self.canDecode(index), let scan = index.scans.first else {
             throw TesseraError.unsupported(path: input.name, feature: "this kind of JPEG in Tessera's sequential decoder"
                                            + " (it reads one baseline or extended 8-bit scan of every component)")
@@ -73,11 +79,12 @@ final class SequentialCoefficientDecoder {
         }
         self.slots = slots
         state = JPEGScanState(scan: scan, input: try BufferedInput(input))
-        scratch = UnsafeMutablePointer<Int16>.allocate(capacity: slots.count * 64)
+        scratch = UnsafeMutablePointer<Int16>.allocate(capacity: 1)
         codings = UnsafeMutablePointer<BlockCoding>.allocate(capacity: slots.count)
         for (index, slot) in slots.enumerated() {
             (codings + index).initialize(to: BlockCoding(position: slot.position, dc: scan.dcTables[slot.position].lookup,
-                                                         ac: scan.acTables[slot.position].lookup))
+                                                         ac: scan.acTables[slot.position].lookup,
+                                                         dcOnly: dcOnly.indices.contains(slot.component) && dcOnly[slot.component]))
         }
         bases = UnsafeMutablePointer<UnsafeMutablePointer<Int16>>.allocate(capacity: slots.count)
         steps = UnsafeMutablePointer<Int>.allocate(capacity: slots.count)
@@ -161,8 +168,8 @@ final class SequentialCoefficientDecoder {
             position += 1
             for index in 0..<blocks {
                 let coding = codings[index]
-                guard state.decodeSequentialBlock(scratch + index * 64, position: coding.position, dc: coding.dc,
-                                                  ac: coding.ac)
+                guard state.decodeSequentialBlock(scratch, position: coding.position, dc: coding.dc, ac: coding.ac,
+                                                  keepingAC: false)
                 else { return state.reader.marker == nil ? .invalid : .ended }
             }
             if state.reader.overran { return .ended }
@@ -194,8 +201,10 @@ final class SequentialCoefficientDecoder {
             let inside = held.contains(column)
             for index in 0..<blocks {
                 let coding = codings[index]
-                let block = inside ? bases[index] + column * steps[index] : scratch + index * 64
-                guard state.decodeSequentialBlock(block, position: coding.position, dc: coding.dc, ac: coding.ac) else {
+                // An MCU outside the window is decoded for its DC predictions and its end alone.
+                let block = inside ? bases[index] + column &* steps[index] : scratch
+                guard state.decodeSequentialBlock(block, position: coding.position, dc: coding.dc, ac: coding.ac,
+                                                  keepingAC: inside && !coding.dcOnly) else {
                     self.position = mcu
                     throw TesseraError.corrupt(path: name, detail: "the scan holds an invalid Huffman code, \(place(row))")
                 }
