@@ -113,7 +113,8 @@ final class IndexedRegionTests {
                 }
             }
             // The plan leaves an image of under two bands per core to libjpeg (2x4's 32-row MCUs here).
-            guard scans.frame.mcusDown >= 2 * JPEGDecodePlan.speculativeMinimumCores * ParallelBandDecoder.minimumBandRows
+            guard scans.frame.mcusDown
+                    >= 2 * JPEGDecodePlan.speculativeMinimumCores(scale: 1) * ParallelBandDecoder.minimumBandRows
             else { continue }
             guard let read = try readThroughParallelPlan(path) else {
                 Issue.record("\(test.name): a whole read with a cache folder is not decoded on every core")
@@ -127,7 +128,7 @@ final class IndexedRegionTests {
     /// The whole image at `path` decoded as the plan does for a large plain JPEG with a cache folder on a machine
     /// of `cores` cores (the image's size not held against it): on every core, from the index in `cache`, built
     /// there on first contact; nil when the plan would not (a file the sequential decoder does not read).
-    private func readThroughParallelPlan(_ path: String, cores: Int = JPEGDecodePlan.speculativeMinimumCores)
+    private func readThroughParallelPlan(_ path: String, cores: Int = JPEGDecodePlan.speculativeMinimumCores(scale: 1))
         throws -> ImageBuffer? {
         try readThroughWholeReadPlan(path, scale: 1, cores: cores) { plan in
             if case .parallel = plan { return true }

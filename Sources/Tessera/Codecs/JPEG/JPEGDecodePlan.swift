@@ -12,9 +12,9 @@ import Foundation
 ///
 /// A whole read of such a file of at least `parallelMinimumPixels`, on at least `parallelMinimumCores`, is decoded
 /// on every core from its entropy index (`ParallelBandDecoder`): the one in the request's folder, or, on first
-/// contact on at least `speculativeMinimumCores`, one built there by speculative decoding on every core
-/// (`SpeculativeIndexBuild`), so later reads of the file, whole or regions, start from it. On first contact on
-/// fewer cores, a whole read at 1/8 is one serial pass of Tessera's decoder that records the index on the way
+/// contact on at least `speculativeMinimumCores` (2, or 4 at 1/8), one built there by speculative decoding on every
+/// core (`SpeculativeIndexBuild`), so later reads of the file, whole or regions, start from it. On first contact
+/// at 1/8 on fewer cores, a whole read is one serial pass of Tessera's decoder that records the index on the way
 /// (`RecordingCoefficients`): as fast as libjpeg's, and the next read is on every core.
 ///
 /// Otherwise, only a progressive 8-bit gray or 3-component first page can leave libjpeg:
@@ -38,9 +38,11 @@ enum JPEGDecodePlan {
     /// serial decode of the same rows (at 1/8 the bands' rows are made from their coefficients, `JPEGEighthScale`;
     /// at other scales libjpeg is fed them, `BandedJPEGDecoder`), so 2 already do (BENCHMARKS.md).
     static let parallelMinimumCores = 2
-    /// The fewest cores on which building the index on first contact by speculative decoding, then decoding from
-    /// it, beats one pass: two passes over the entropy data, each split across the cores.
-    static let speculativeMinimumCores = 4
+    /// The fewest cores on which building the index on first contact by speculative decoding on every core, then
+    /// decoding from it, beats the alternative at 1/`scale`: 2 against libjpeg's serial decode (a full decode of
+    /// the 100 MP sample 0.9x djpeg's time, the index left for later reads); 4 at 1/8, where one serial pass of
+    /// Tessera's decoder records the index for about libjpeg's own time (BENCHMARKS.md).
+    static func speculativeMinimumCores(scale: Int) -> Int { scale == 8 ? 4 : 2 }
 
     /// The most DC scans the DC-only decoder takes: each gets a file cursor of its own, and a real file has one
     /// first scan and at most 13 refinements per component, so more is left to libjpeg rather than opening a file
@@ -121,7 +123,7 @@ enum JPEGDecodePlan {
             return .parallel(scans, index, workers: workers)
         }
         do {
-            if parallel && workers >= speculativeMinimumCores {
+            if parallel && workers >= speculativeMinimumCores(scale: request.scale) {
                 return .parallel(scans, try JPEGEntropyIndex.loadOrBuild(for: path, folder: folder, workers: workers).index,
                                  workers: workers)
             }
