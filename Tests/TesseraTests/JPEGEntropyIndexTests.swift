@@ -44,13 +44,21 @@ final class JPEGEntropyIndexTests {
         }
     }
 
-    /// A file made to pass its checksum whose first offset delta is Int.max: the sum wraps and is refused, never a
-    /// trap.
+    /// A file made to pass its checksum whose first offset delta is Int.max: the sums wrap and the rows are refused
+    /// where a read meets them, never a trap; the region read through it fails with the row named.
     @Test func anOffsetPastTheLargestIntegerIsRefused() throws {
         let path = try photo()
         let good = try JPEGEntropyIndex.build(input: .file(path: path), key: try JPEGEntropyIndex.Key(path: path)).encoded()
-        // The header is 51 bytes; the first record is a flags byte, then its offset's zigzag varint.
-        var end = 52
+        // The header is 51 bytes (MCUs down at 34), then a varint per MCU row (its records' bytes); the first
+        // record is a flags byte, then its offset's zigzag varint.
+        let down = (0..<4).reduce(0) { $0 | Int(good[34 + $1]) << (8 * $1) }
+        var table = 51
+        for _ in 0..<down {
+            while good[table] >= 0x80 { table += 1 }
+            table += 1
+        }
+        let first = table + 1
+        var end = first
         while good[end] >= 0x80 { end += 1 }
         var huge: UInt64 = 0xFFFF_FFFF_FFFF_FFFE, varint: [UInt8] = []
         while huge >= 0x80 {
@@ -58,12 +66,20 @@ final class JPEGEntropyIndexTests {
             huge >>= 7
         }
         varint.append(UInt8(huge))
-        var hostile = Array(good[..<52]) + varint + Array(good[(end + 1)..<(good.count - 4)])
+        // The first row's length grows by as many bytes as the varint is longer (the test photo's rows are under
+        // 128 bytes, one byte each).
+        var hostile = Array(good[..<first]) + varint + Array(good[(end + 1)..<(good.count - 4)])
+        hostile[51] += UInt8(varint.count - (end + 1 - first))
         let crc = hostile.withUnsafeBufferPointer { UInt32(crc32(0, $0.baseAddress, uInt($0.count))) }
         hostile += (0..<4).map { UInt8(truncatingIfNeeded: crc >> (8 * $0)) }
-        // Refused by the offsets' check, not its checksum: the file reaches the sum that used to trap.
-        #expect(throws: TesseraError.corrupt(path: path, detail: "the entropy index is malformed")) {
-            try JPEGEntropyIndex(decoding: hostile, name: path)
+        let index = try JPEGEntropyIndex(decoding: hostile, name: path)
+        // Every row's first record is coded from the one above's, so the wrapped offset reaches them all.
+        #expect((0..<down).allSatisfy { index.state(row: $0, column: 0) == nil })
+        let scans = try JPEGScanIndex(input: .file(path: path))
+        let coefficients = try IndexedCoefficients(scans: scans, index: index, input: .file(path: path), scale: 1)
+        #expect(throws: TesseraError.corrupt(path: path, detail: "its entropy index is malformed at MCU row 0 (remove"
+                                             + " it from the cache folder to have it built again)")) {
+            try coefficients.decode(rows: 0..<1, into: CoefficientWindow(frame: scans.frame, capacity: 1))
         }
     }
 

@@ -50,6 +50,8 @@ final class BandedJPEGDecoder: RowDecoder {
     /// The current band's decoder, and its rows still to hand out.
     private var band: (any RowDecoder)?
     private var bandRowsLeft = 0
+    /// The next output row handed out or skipped.
+    private var outputRow = 0
     /// The first MCU row of the next band.
     private var nextRow = 0
     /// The columns asked for, applied to every band, and those the bands decode.
@@ -70,8 +72,12 @@ final class BandedJPEGDecoder: RowDecoder {
     private(set) var size: Size
     let format: PixelFormat
 
-    /// The most MCU rows a band of a region read from saved states takes: rows below the region in its last band
-    /// are decoded for nothing.
+    /// MCU rows ahead from which a skip starts a new band fed to libjpeg instead of skipping in the current one:
+    /// making a band's decoder costs about what libjpeg's entropy decoding of a few MCU rows of a region does.
+    static let rowsWorthAJump = 4
+
+    /// The most MCU rows a band of a region read from saved states at 1/8 takes (its window holds them all):
+    /// rows below the region in its last band are decoded for nothing.
     static let regionBandRows = 16
 
     /// Decodes the image whose header `session` has read and whose frame is `frame` from `coefficients`
@@ -90,13 +96,15 @@ final class BandedJPEGDecoder: RowDecoder {
             throw TesseraError.corrupt(path: input.name, detail: "a component's quantisation table is not defined")
         }
         self.header = header
-        // A quarter of the budget for the window, the rest for the rows made from it and what takes them.
-        let rowBytes = CoefficientWindow.bytesPerMCURow(frame)
-        bandRows = max(1, min(frame.mcusDown, request.budget.limit / 4 / rowBytes - 2,
-                              maxBandRows ?? (coefficients.decodesInOrder ? frame.mcusDown : Self.regionBandRows)))
         contextRows = request.scale < 8 && frame.components.contains { $0.vertical < frame.maxVertical } ? 1 : 0
         eighthScale = request.scale == 8 ? JPEGEighthScale(frame: frame, session: session) : nil
         windowLayout = coefficients.decodesInOrder || eighthScale != nil ? .planes : .mcus
+        // A window of planes holds a whole band: a quarter of the budget for it, the rest for the rows made from
+        // it and what takes them. One fed to libjpeg a row at a time lets a band be as tall as the rows asked for.
+        let rowBytes = CoefficientWindow.bytesPerMCURow(frame)
+        let tallest = windowLayout == .mcus || coefficients.decodesInOrder ? frame.mcusDown : Self.regionBandRows
+        bandRows = max(1, min(maxBandRows ?? tallest,
+                              windowLayout == .mcus ? frame.mcusDown : request.budget.limit / 4 / rowBytes - 2))
         windowCapacity = windowLayout == .planes ? bandRows + contextRows : 1
         try request.budget.check(4 * rowBytes * 3, for: "decoding a JPEG one band of rows at a time", path: input.name)
         // A region's window, over its columns only, is made when the columns are known.
@@ -140,7 +148,20 @@ final class BandedJPEGDecoder: RowDecoder {
     }
 
     func skipRows(_ count: Int) throws {
+        let target = outputRow + count
+        defer { outputRow = target }
         var left = count
+        if windowLayout == .mcus && left > 0 {
+            // Saved states reach any row, and libjpeg can be fed a band from any: a skip reaching a few MCU rows on
+            // drops the band for one starting at the row wanted, rather than have libjpeg decode the rows between.
+            let row = min(mcuRow(holding: target), frame.mcusDown - 1)
+            if band == nil || row >= mcuRow(holding: outputRow) + Self.rowsWorthAJump {
+                band = nil
+                bandRowsLeft = 0
+                nextRow = row
+                left = target - outputRows(ofBandAt: row).lowerBound
+            }
+        }
         while left > 0 {
             if bandRowsLeft > 0 && left >= bandRowsLeft && !coefficients.decodesInOrder {
                 // Saved states reach any row: a band skipped whole is not decoded.
@@ -175,6 +196,7 @@ final class BandedJPEGDecoder: RowDecoder {
     }
 
     func decodeRows(into rows: UnsafeMutableRawPointer, bytesPerRow: Int, count: Int) throws {
+        defer { outputRow += count }
         var done = 0
         while done < count {
             if bandRowsLeft == 0 { try advance(decode: true) }

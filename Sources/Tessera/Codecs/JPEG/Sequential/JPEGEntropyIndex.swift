@@ -7,18 +7,24 @@ import Foundation
 /// over the whole scan; `stride` is the smallest power of two keeping the encoded index within 0.5% of the file.
 ///
 /// Kept in a file beside the pyramid cache, named like the cache's pyramids from the JPEG's path, size and
-/// modification time (`PyramidCache.fileStem`). The format (little-endian, version 1):
+/// modification time (`PyramidCache.fileStem`). The format (little-endian, version 2):
 ///
 ///     "TSEI" u16 version  u64 file size  u64 modification time (Double bits)  u64 scan data offset
 ///     u32 MCUs across  u32 MCUs down  u8 components  u32 restart interval  u32 stride  u32 states
+///     varint per MCU row: the bytes of its states' records
 ///     states, row by row: u8 flags (bits 0-2 bits to skip, 3 whole buffer), zigzag varint offset delta,
-///       [u64 buffer, u8 count, u8 padding, u8 marker or 0xFF], zigzag varint DC prediction delta per component
+///       [u64 buffer, u8 count, u8 padding, u8 marker or 0xFF], zigzag varint DC prediction delta per component;
+///       the deltas from the record before in the row, a row's first from the row above's first (the first row's
+///       from the scan data offset and zero predictions)
 ///     u32 CRC-32 of everything before it
 ///
-/// Where a state is in its restart interval follows from the MCU it was saved before, so is not stored.
+/// Where a state is in its restart interval follows from the MCU it was saved before, so is not stored. Opening an
+/// index reads its header, its row lengths and each row's first record, and a read parses only the rows it asks
+/// for (version 1 had every record walked at open: 2 ms for a gigapixel's 0.8 MB).
 ///
 /// A file that is stale (another size or time), truncated, damaged (its CRC), of another version or describing
-/// another scan is never trusted: `load` gives nil and the index is built again.
+/// another scan is never trusted: `load` gives nil and the index is built again. A record that is malformed none
+/// the less (a file made to pass its checksum) is refused where a read meets it: `state` gives nil.
 public struct JPEGEntropyIndex: Equatable, Sendable {
     /// The JPEG an index was built from: its size in bytes and its modification time, in seconds since 1970.
     public struct Key: Equatable, Sendable {
@@ -41,7 +47,7 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
     }
 
     static let magic = Array("TSEI".utf8)
-    static let version: UInt16 = 1
+    static let version: UInt16 = 2
     /// The file name's extension beside the cache's stem.
     static let fileExtension = "jpegindex"
 
@@ -54,14 +60,14 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
     let restartInterval: Int
     /// MCUs between saved states along a row.
     public let stride: Int
-    /// The saved states as the file holds them (the records between its header and its checksum), and where each
-    /// MCU row's records start: the index is kept as it is stored, a third of a percent of its JPEG, and a row's
-    /// states are read from it when a read asks for them. Parsing every state up front took 12 MB and a third of
-    /// a 1024 x 1024 region's time for a 1 GP JPEG's index of 0.8 MB.
+    /// The saved states as the file holds them (the records after its row lengths), and where each MCU row's
+    /// records start: the index is kept as it is stored, a third of a percent of its JPEG, and a row's states are
+    /// read from it when a read asks for them.
     private let records: [UInt8]
     private let rows: [RowStart]
 
-    /// Where an MCU row's records start in `records`, and the delta-coded fields' values before its first one.
+    /// Where an MCU row's records start in `records`, and what its first record's deltas are from (the row above's
+    /// first record's values).
     private struct RowStart: Equatable, Sendable {
         var position: Int
         var offset: Int
@@ -73,34 +79,39 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
     /// The states saved along a row of `mcusAcross` MCUs, one every `stride`.
     static func statesPerRow(mcusAcross: Int, stride: Int) -> Int { (mcusAcross + stride - 1) / stride }
 
-    /// Every saved state, the state before MCU (row, k * stride), row by row.
+    /// Every saved state, the state before MCU (row, k * stride), row by row; those of well-formed rows.
     var states: [JPEGScanState.Resumable] {
-        (0..<mcusDown).flatMap { row in rowStates(row, count: statesPerRow) }
+        (0..<mcusDown).flatMap { row in rowStates(row, count: statesPerRow) ?? [] }
     }
 
     /// The most bytes an index of a file of `fileSize` bytes takes.
     public static func byteLimit(forFileSize fileSize: Int) -> Int { fileSize / 200 }
 
     /// The saved state nearest before MCU `column` of MCU row `row`, and the MCU (counted from the top left) it
-    /// was saved before.
-    func state(row: Int, column: Int) -> (state: JPEGScanState.Resumable, position: Int) {
+    /// was saved before; nil when the row's records are malformed.
+    func state(row: Int, column: Int) -> (state: JPEGScanState.Resumable, position: Int)? {
         let saved = column / stride
-        return (rowStates(row, count: saved + 1)[saved], row * mcusAcross + saved * stride)
+        return rowStates(row, count: saved + 1).map { ($0[saved], row * mcusAcross + saved * stride) }
     }
 
-    /// The first `count` states saved along MCU row `row`, parsed from its records (checked when the index was
-    /// made or read).
-    private func rowStates(_ row: Int, count: Int) -> [JPEGScanState.Resumable] {
-        let start = rows[row]
+    /// The first `count` states saved along MCU row `row`, parsed from its records; nil when one is malformed (cut
+    /// short by the next row's, or placing the reader before the scan's data or past its bit buffer).
+    private func rowStates(_ row: Int, count: Int) -> [JPEGScanState.Resumable]? {
+        let start = rows[row], end = row + 1 < rows.count ? rows[row + 1].position : records.count
         return records.withUnsafeBufferPointer { records in
-            var parser = ByteParser(bytes: records)
+            var parser = ByteParser(bytes: UnsafeBufferPointer(rebasing: records[..<end]))
             parser.position = start.position
             var offset = start.offset, predictions = start.predictions
-            return (0..<count).map { saved in
+            var states: [JPEGScanState.Resumable] = []
+            states.reserveCapacity(count)
+            for saved in 0..<count {
                 let reader = Self.record(&parser, offset: &offset, predictions: &predictions, components: componentCount)
-                return Self.resumable(reader: reader, predictions: predictions,
-                                      position: row * mcusAcross + saved * stride, interval: restartInterval)
+                guard !parser.overran, reader.offset >= dataOffset, reader.count <= 64, reader.padding <= reader.count
+                else { return nil }
+                states.append(Self.resumable(reader: reader, predictions: predictions,
+                                             position: row * mcusAcross + saved * stride, interval: restartInterval))
             }
+            return states
         }
     }
 
@@ -180,7 +191,15 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
         var offset = dataOffset, predictions = SIMD4<Int32>()
         let perRow = Self.statesPerRow(mcusAcross: mcusAcross, stride: stride)
         for (number, state) in states.enumerated() {
-            if number % perRow == 0 { rows.append(RowStart(position: writer.bytes.count, offset: offset, predictions: predictions)) }
+            if number % perRow == 0 {
+                // A row's first record is coded from the row above's first, so each row's start follows from the
+                // first records alone.
+                if number > 0 {
+                    offset = states[number - perRow].reader.offset
+                    predictions = states[number - perRow].predictions
+                }
+                rows.append(RowStart(position: writer.bytes.count, offset: offset, predictions: predictions))
+            }
             let reader = state.reader, whole = !reader.isBitPosition
             writer.u8(UInt8(reader.skip) | (whole ? 8 : 0))
             writer.signed(reader.offset - offset)
@@ -228,6 +247,9 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
         writer.u32(UInt32(restartInterval))
         writer.u32(UInt32(stride))
         writer.u32(UInt32(mcusDown * statesPerRow))
+        for (row, start) in rows.enumerated() {
+            writer.varint(UInt64((row + 1 < rows.count ? rows[row + 1].position : records.count) - start.position))
+        }
         writer.bytes += records
         writer.u32(writer.bytes.withUnsafeBufferPointer { Self.crc($0) })
         return writer.bytes
@@ -253,27 +275,32 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
         let dataOffset = Int(truncatingIfNeeded: parser.u64()), across = Int(parser.u32()), down = Int(parser.u32())
         let components = Int(parser.u8()), interval = Int(parser.u32()), stride = Int(parser.u32())
         let count = Int(parser.u32())
-        guard (1...4).contains(components), size >= 0, dataOffset >= 0, across > 0, down > 0, stride > 0,
-              count == down * Self.statesPerRow(mcusAcross: across, stride: stride), count <= bytes.count else {
+        let (states, overflow) = down.multipliedReportingOverflow(by: Self.statesPerRow(mcusAcross: across, stride: stride))
+        guard (1...4).contains(components), size >= 0, dataOffset >= 0, across > 0, down > 0, stride > 0, !overflow,
+              count == states, count <= bytes.count else {
             throw damaged("describes no image")
         }
-        // Every record is checked once here; the rows' states are parsed again from the records when read.
+        // The rows' lengths, then their first records, which give each row's start; the rest of the records are
+        // checked row by row as reads parse them.
+        var lengths: [Int] = []
+        lengths.reserveCapacity(down)
+        for _ in 0..<down { lengths.append(Int(truncatingIfNeeded: parser.varint())) }
+        guard !parser.overran, lengths.allSatisfy({ (0...body.count).contains($0) }) else { throw damaged("is malformed") }
+        let records = UnsafeBufferPointer(rebasing: body[parser.position...])
+        guard lengths.reduce(0, +) == records.count else { throw damaged("is malformed") }
         var rows: [RowStart] = []
         rows.reserveCapacity(down)
-        let start = parser.position
-        var offset = dataOffset, predictions = SIMD4<Int32>(), sound = true
-        let perRow = Self.statesPerRow(mcusAcross: across, stride: stride)
-        for _ in 0..<down {
-            rows.append(RowStart(position: parser.position - start, offset: offset, predictions: predictions))
-            for _ in 0..<perRow {
-                let reader = Self.record(&parser, offset: &offset, predictions: &predictions, components: components)
-                sound = sound && reader.offset >= dataOffset && reader.count <= 64 && reader.padding <= reader.count
-            }
+        var position = 0, offset = dataOffset, predictions = SIMD4<Int32>()
+        for length in lengths {
+            rows.append(RowStart(position: position, offset: offset, predictions: predictions))
+            var first = ByteParser(bytes: UnsafeBufferPointer(rebasing: records[position..<(position + length)]))
+            _ = Self.record(&first, offset: &offset, predictions: &predictions, components: components)
+            guard !first.overran else { throw damaged("is malformed") }
+            position += length
         }
-        guard sound, !parser.overran, parser.position == body.count else { throw damaged("is malformed") }
         return JPEGEntropyIndex(key: Key(size: size, modified: modified), dataOffset: dataOffset, mcusAcross: across,
                                 mcusDown: down, componentCount: components, restartInterval: interval, stride: stride,
-                                records: Array(body[start...]), rows: rows)
+                                records: Array(records), rows: rows)
     }
 
     /// The reader's position in the record at the parser, advanced past it; `offset` and `predictions` are the
