@@ -40,6 +40,7 @@ struct JPEGEntropyReader {
         }
 
         /// The next byte of entropy-coded data; sets `marker` (and returns 0) at a marker or the end of the file.
+        @inline(__always)
         mutating func nextDataByte() -> UInt8 {
             guard let byte = nextByte() else {
                 marker = 0

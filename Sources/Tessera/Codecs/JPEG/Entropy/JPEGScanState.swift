@@ -14,6 +14,8 @@ struct JPEGScanState {
     var nextRestart = 0
     var started = false
     let restartInterval: Int
+    /// `naturalOrder`, kept in the state: the lazily made global costs a call to check per block.
+    private let order = naturalOrder
 
     init(scan: JPEGScanIndex.Scan, input: BufferedInput) {
         reader = JPEGEntropyReader(input: input, offset: scan.dataOffset)
@@ -114,13 +116,8 @@ struct JPEGScanState {
     @inline(__always)
     private mutating func predict(_ position: Int, _ difference: Int) -> Int {
         let prediction = predictions[position] &+ difference
-        predictions.replace(with: prediction, where: Self.lanes[position])
+        predictions.replace(with: prediction, where: SIMD4<Int>(0, 1, 2, 3) .== SIMD4(repeating: position))
         return prediction
-    }
-
-    /// The mask of each lane alone.
-    private static let lanes: [SIMDMask<SIMD4<Int>>] = (0..<4).map { lane in
-        SIMD4<Int>(0, 1, 2, 3) .== SIMD4(repeating: lane)
     }
 
     /// A sequential scan's block (F.2.2): the DC difference from scan component `position`'s prediction, then
@@ -133,7 +130,7 @@ struct JPEGScanState {
         if keepingAC { block.update(repeating: 0, count: 64) }
         guard let (run, _, difference) = dc.decodeCoefficient(&reader), run == 0 else { return false }
         block.pointee = Int16(truncatingIfNeeded: predict(position, difference))
-        let naturalOrder = Self.naturalOrder
+        let naturalOrder = order
         var k = 1
         while k < 64 {
             guard let (run, size, value) = ac.decodeCoefficient(&reader) else { return false }
@@ -166,7 +163,7 @@ struct JPEGScanState {
             endOfBandRun -= 1
             return true
         }
-        let naturalOrder = Self.naturalOrder
+        let naturalOrder = order
         var k = start
         while k <= end {
             guard let symbol = table.decode(&reader) else { return false }
@@ -192,7 +189,7 @@ struct JPEGScanState {
     @inline(__always)
     mutating func decodeACRefinement(_ block: UnsafeMutablePointer<Int16>, table: JPEGHuffmanTable, start: Int,
                                      end: Int, shift: Int) -> Bool {
-        let plus = 1 << shift, naturalOrder = Self.naturalOrder
+        let plus = 1 << shift, naturalOrder = order
         var k = start
         if endOfBandRun == 0 {
             while k <= end {
