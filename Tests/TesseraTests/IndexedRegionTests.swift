@@ -156,6 +156,25 @@ final class IndexedRegionTests {
         return image
     }
 
+    /// A whole read decodes on every core only when the budget holds each worker's band of rows; below, the plan
+    /// leaves it to libjpeg's serial decode, which buffers no band.
+    @Test func aBudgetTooSmallForTheBandsKeepsTheSerialDecode() throws {
+        let path = try SequentialCoefficientDecoderTests.cjpeg("budget", width: 1203, height: 901,
+                                                               arguments: ["-sample", "2x2"], in: folder)
+        _ = try JPEGEntropyIndex.loadOrBuild(for: path, folder: cache)
+        let source = try ImageSource(path: path)
+        let needed = ParallelBandDecoder.bufferBytes(try JPEGScanIndex(input: source.input).frame, scale: 1, workers: 2)
+        for (limit, parallel) in [(needed, true), (needed - 1, false)] {
+            let request = DecodeRequest(scale: 1, page: 0, budget: MemoryBudget(limit: limit), allowPartial: false,
+                                        entropyIndexFolder: cache)
+            let plan = try JPEGDecodePlan.wholeRead(input: source.input, properties: source.properties, request: request,
+                                                    minimumPixels: 0, cores: 2)
+            var chosen = false
+            if case .parallel = plan { chosen = true }
+            #expect(chosen == parallel, "a budget of \(limit) bytes")
+        }
+    }
+
     /// Damaged copies of a JPEG read whole as the plan does on several cores (from an index built on first
     /// contact): each gives an image or a `TesseraError`, never a crash.
     @Test func damagedCopiesReadWholeOnSeveralThreadsGiveRowsOrErrors() throws {

@@ -104,8 +104,8 @@ enum JPEGDecodePlan {
 
     /// How a whole read of `input` leaves libjpeg: on every core from its index (`.parallel`), or in one pass that
     /// records it (`.recording`); nil for a region, a small image (under `minimumPixels`, or under two bands per
-    /// core), no cache folder, or a file Tessera's sequential decoder does not read (left to libjpeg, which says
-    /// what is wrong with it). `cores` is this machine's.
+    /// core), a budget too small for the bands, no cache folder, or a file Tessera's sequential decoder does not
+    /// read (left to libjpeg, which says what is wrong with it). `cores` is this machine's.
     static func wholeRead(input: ImageInput, properties: ImageProperties, request: DecodeRequest,
                           minimumPixels: Int = parallelMinimumPixels, cores: Int? = nil) throws -> JPEGDecodePlan? {
         let size = reducedSize(properties.size, by: request.scale)
@@ -119,6 +119,7 @@ enum JPEGDecodePlan {
         let parallel = workers >= parallelMinimumCores
             && scans.frame.mcusDown >= 2 * workers * ParallelBandDecoder.rowsPerBand(scans.frame, scale: request.scale,
                                                                                  workers: workers)
+            && ParallelBandDecoder.bufferBytes(scans.frame, scale: request.scale, workers: workers) <= request.budget.limit
         if parallel, let index = JPEGEntropyIndex.load(for: path, scans: scans, folder: folder) {
             return .parallel(scans, index, workers: workers)
         }

@@ -4,15 +4,15 @@ import Synchronization
 /// A whole sequential JPEG decoded on several cores through its entropy index. The image is cut into bands of MCU
 /// rows, band b going to worker b % workers; each worker owns a `BandedJPEGDecoder` over `IndexedCoefficients`
 /// (its own file cursor and libjpeg objects), jumps to its next band through the index's saved states and decodes
-/// the band's rows into its next slot (two each, so it goes on while the reader copies the last); `decodeRows`
-/// hands the slots' rows out in order. So the entropy decoding and libjpeg's IDCT, scaling, upsampling and colour
-/// conversion all run on every core, the rows equal libjpeg's one-shot decode, and memory is two bands per
-/// worker.
+/// the band's rows in two halves, each into the next of its two slots, so it goes on with the second half while
+/// the reader copies the first; `decodeRows` hands the slots' rows out in order. So the entropy decoding and
+/// libjpeg's IDCT, scaling, upsampling and colour conversion all run on every core, the rows equal libjpeg's
+/// one-shot decode, and memory is one band of rows per worker.
 ///
-///     worker w: bands w, w + W, ...  (index state -> coefficients -> libjpeg -> slots w.0, w.1, w.0, ...)
-///     reader:   band 0 (slot 0.0), band 1 (slot 1.0), ..., band W (slot 0.1), ...
+///     worker w: bands w, w + W, ...  (index state -> coefficients -> libjpeg -> halves into slots w.0, w.1, ...)
+///     reader:   band 0 (slots 0.0, 0.1), band 1 (slots 1.0, 1.1), ..., band W (slots 0.0, 0.1), ...
 final class ParallelBandDecoder: RowDecoder {
-    /// The most bytes a band's output rows take, of which each worker holds two: large enough that the MCU row
+    /// The most bytes a band's output rows take, one band a worker: large enough that the MCU row
     /// decoded below a band for the upsampler (when it needs one) costs little (a band of 14 MCU rows on a
     /// 12,000-pixel-wide image decodes one more), small enough that the slots stay a few tens of megabytes.
     static let bandBytes = 8 << 20
@@ -27,16 +27,31 @@ final class ParallelBandDecoder: RowDecoder {
     /// cache.
     static func rowsPerBand(_ frame: JPEGFrameHeader, scale: Int, workers: Int) -> Int {
         guard scale != 8 else { return 1 }
-        let rowBytes = reducedSize(Size(width: frame.width, height: frame.maxVertical * 8), by: scale).area
+        return min(32, max(minimumBandRows, min(bandBytes / outputBytesPerMCURow(frame, scale: scale),
+                                                frame.mcusDown / (2 * workers))))
+    }
+
+    /// The bytes of one MCU row's output rows at `scale`.
+    private static func outputBytesPerMCURow(_ frame: JPEGFrameHeader, scale: Int) -> Int {
+        reducedSize(Size(width: frame.width, height: frame.maxVertical * 8), by: scale).area
             * (frame.components.count == 1 ? 1 : 3)
-        return min(32, max(minimumBandRows, min(bandBytes / rowBytes, frame.mcusDown / (2 * workers))))
+    }
+
+    /// What decoding `frame` at `scale` on `workers` threads buffers beyond the reader's rows: per worker a band
+    /// of output rows (its two halves) and a row of coefficients. Held against the request's budget: a smaller
+    /// budget keeps libjpeg's serial decode, which buffers no band.
+    static func bufferBytes(_ frame: JPEGFrameHeader, scale: Int, workers: Int) -> Int {
+        workers * (rowsPerBand(frame, scale: scale, workers: workers) * outputBytesPerMCURow(frame, scale: scale)
+                   + CoefficientWindow.bytesPerMCURow(frame))
     }
 
     let size: Size
     let format: PixelFormat
     private let workers: [Worker]
-    /// The band being handed out, whether its worker's slot has been waited for, and its rows handed out so far.
-    private var band = 0
+    /// Each half band in order, as its worker and the slot of that worker's it is decoded into.
+    private let halves: [(worker: Int, slot: Int)]
+    /// The half band being handed out, whether its slot has been waited for, and its rows handed out so far.
+    private var half = 0
     private var waited = false
     private var consumed = 0
 
@@ -54,14 +69,24 @@ final class ParallelBandDecoder: RowDecoder {
         let size = decoders[0].size, format = decoders[0].format
         self.size = size
         self.format = format
-        let bands = stride(from: 0, to: scans.frame.mcusDown, by: decoders[0].bandRows).map {
-            decoders[0].outputRows(ofBandAt: $0)
+        // Band b goes to worker b % count, in two halves: the worker decodes one into a slot while the reader copies
+        // the other out of the other slot, one band of rows per worker in all.
+        var halves: [(worker: Int, rows: Range<Int>)] = []
+        for (number, band) in stride(from: 0, to: scans.frame.mcusDown, by: decoders[0].bandRows).enumerated() {
+            let rows = decoders[0].outputRows(ofBandAt: band), middle = rows.lowerBound + (rows.count + 1) / 2
+            for part in [rows.lowerBound..<middle, middle..<rows.upperBound] where !part.isEmpty {
+                halves.append((number % count, part))
+            }
         }
-        let rowsPerBand = bands.map(\.count).max()!
-        let rowBytes = size.width * format.bytesPerPixel
+        var taken = [Int](repeating: 0, count: count)
+        self.halves = halves.map { half in
+            defer { taken[half.worker] += 1 }
+            return (half.worker, taken[half.worker] % Worker.slotCount)
+        }
+        let slotRows = halves.map(\.rows.count).max()!, rowBytes = size.width * format.bytesPerPixel
         workers = decoders.enumerated().map { number, decoder in
-            Worker(decoder: decoder, bands: Swift.stride(from: number, to: bands.count, by: count).map { bands[$0] },
-                   rowBytes: rowBytes, rowsPerBand: rowsPerBand)
+            Worker(decoder: decoder, parts: halves.filter { $0.worker == number }.map(\.rows), rowBytes: rowBytes,
+                   slotRows: slotRows)
         }
         for worker in workers { Thread.detachNewThread { worker.run() } }
     }
@@ -84,7 +109,7 @@ final class ParallelBandDecoder: RowDecoder {
     private func hand(_ count: Int, take: (Int, UnsafeRawPointer, Int) -> Void) throws {
         var done = 0
         while done < count {
-            let slot = workers[band % workers.count].slots[band / workers.count % Worker.slotCount]
+            let slot = workers[halves[half].worker].slots[halves[half].slot]
             if !waited {
                 slot.filled.wait()
                 waited = true
@@ -95,7 +120,7 @@ final class ParallelBandDecoder: RowDecoder {
             done += taken
             consumed += taken
             if consumed == slot.rows {
-                band += 1
+                half += 1
                 consumed = 0
                 waited = false
                 slot.free.signal()
@@ -103,7 +128,7 @@ final class ParallelBandDecoder: RowDecoder {
         }
     }
 
-    /// One band's output rows, filled by a worker and emptied by the reader. Unchecked Sendable: the worker writes
+    /// Half a band's output rows, filled by a worker and emptied by the reader. Unchecked Sendable: the worker writes
     /// it only between `free.wait` and `filled.signal`, the reader reads it only between `filled.wait` and
     /// `free.signal`.
     private final class Slot: @unchecked Sendable {
@@ -125,36 +150,37 @@ final class ParallelBandDecoder: RowDecoder {
         deinit { pixels.deallocate() }
     }
 
-    /// One worker: its decoder, its bands, and the slots it fills in turn, so that it decodes its next band while
-    /// the reader takes the one before. Unchecked Sendable: the decoder is the worker thread's alone.
+    /// One worker: its decoder, the half bands it decodes, and the slots it fills in turn, so that it decodes on
+    /// while the reader copies out what it decoded last. Unchecked Sendable: the decoder is the worker thread's
+    /// alone.
     private final class Worker: @unchecked Sendable {
-        /// Slots per worker: two, so a worker never waits for the reader to copy out the band it just decoded.
+        /// Slots per worker, each half a band.
         static let slotCount = 2
         let decoder: BandedJPEGDecoder
-        let bands: [Range<Int>]
+        let parts: [Range<Int>]
         let slots: [Slot]
         private let finished = DispatchSemaphore(value: 0)
         private let stopping = Mutex(false)
 
-        init(decoder: BandedJPEGDecoder, bands: [Range<Int>], rowBytes: Int, rowsPerBand: Int) {
+        init(decoder: BandedJPEGDecoder, parts: [Range<Int>], rowBytes: Int, slotRows: Int) {
             self.decoder = decoder
-            self.bands = bands
-            slots = (0..<Self.slotCount).map { _ in Slot(rowBytes: rowBytes, rows: rowsPerBand) }
+            self.parts = parts
+            slots = (0..<Self.slotCount).map { _ in Slot(rowBytes: rowBytes, rows: slotRows) }
         }
 
-        /// Decodes the bands in turn, each into the next slot once the reader has emptied it.
+        /// Decodes the half bands in turn, each into the next slot once the reader has emptied it.
         func run() {
             defer { finished.signal() }
             var next = 0
-            for (number, band) in bands.enumerated() {
+            for (number, part) in parts.enumerated() {
                 let slot = slots[number % Self.slotCount]
                 slot.free.wait()
                 if stopping.withLock({ $0 }) { return }
                 do {
-                    try decoder.skipRows(band.lowerBound - next)
-                    try decoder.decodeRows(into: slot.pixels, bytesPerRow: slot.rowBytes, count: band.count)
-                    next = band.upperBound
-                    slot.rows = band.count
+                    try decoder.skipRows(part.lowerBound - next)
+                    try decoder.decodeRows(into: slot.pixels, bytesPerRow: slot.rowBytes, count: part.count)
+                    next = part.upperBound
+                    slot.rows = part.count
                 } catch {
                     slot.error = error
                     slot.filled.signal()
