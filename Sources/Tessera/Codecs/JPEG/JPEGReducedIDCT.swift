@@ -72,10 +72,7 @@ enum JPEGReducedIDCT {
     /// clamped to 0...255 for values from -512 to 511, and wrapping beyond as the table does.
     @inline(__always)
     static func limit(_ value: Int) -> UInt8 {
-        let index = value & 1023
-        if index < 128 { return UInt8(truncatingIfNeeded: index &+ 128) }
-        if index < 512 { return 255 }
-        if index < 896 { return 0 }
-        return UInt8(truncatingIfNeeded: index &- 896)
+        // The low ten bits as a signed number (-512...511), plus 128, clamped: no branch.
+        UInt8(truncatingIfNeeded: min(max((value &<< 54) &>> 54 &+ 128, 0), 255))
     }
 }

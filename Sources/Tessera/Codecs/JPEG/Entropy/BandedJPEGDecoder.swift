@@ -8,6 +8,9 @@ protocol BandCoefficients: AnyObject {
     var decodesInOrder: Bool { get }
     /// Decodes MCU rows `rows` (those `window` holds that it has not yet) of the window's columns into `window`.
     func decode(rows: Range<Int>, into window: CoefficientWindow) throws
+    /// Whether `decode` writes every block of those rows whole (or, of a component a 1x1 IDCT scales, its DC, all
+    /// that is read of it), so that the window need not clear them first.
+    var writesWholeBlocks: Bool { get }
 }
 
 /// Decodes a JPEG whose coefficients Tessera's own entropy decoding gives (`BandCoefficients`), a band of MCU rows
@@ -107,8 +110,9 @@ final class BandedJPEGDecoder: RowDecoder {
                               windowLayout == .mcus ? frame.mcusDown : request.budget.limit / 4 / rowBytes - 2))
         windowCapacity = windowLayout == .planes ? bandRows + contextRows : 1
         try request.budget.check(4 * rowBytes * 3, for: "decoding a JPEG one band of rows at a time", path: input.name)
-        // A region's window, over its columns only, is made when the columns are known.
-        window = CoefficientWindow(frame: frame, capacity: coefficients.decodesInOrder ? windowCapacity : 0)
+        // The window is made by the first band, or, for a region read from saved states, over its columns only
+        // when they are known.
+        window = CoefficientWindow(frame: frame, capacity: 0)
         size = reducedSize(Size(width: frame.width, height: frame.height), by: request.scale)
         decodedColumns = 0..<size.width
         format = properties.channels == 1 ? .gray8 : .rgb8
@@ -128,6 +132,12 @@ final class BandedJPEGDecoder: RowDecoder {
         slotSteps.deallocate()
     }
 
+    /// A window of `windowCapacity` rows over MCU `columns` (nil: all), cleared only for coefficients that need it.
+    private func makeWindow(columns: Range<Int>? = nil) -> CoefficientWindow {
+        CoefficientWindow(frame: frame, capacity: windowCapacity, columns: columns, layout: windowLayout,
+                          clearsNewRows: !coefficients.writesWholeBlocks)
+    }
+
     /// MCU width and height in pixels at full scale.
     private var mcuWidth: Int { frame.maxHorizontal * 8 }
     private var mcuHeight: Int { frame.maxVertical * 8 }
@@ -140,7 +150,7 @@ final class BandedJPEGDecoder: RowDecoder {
             let scaledWidth = mcuWidth / request.scale
             let first = max(0, columns.lowerBound / scaledWidth - 1)
             let end = min(frame.mcusAcross, (columns.upperBound + scaledWidth - 1) / scaledWidth + 1)
-            window = CoefficientWindow(frame: frame, capacity: windowCapacity, columns: first..<end, layout: windowLayout)
+            window = makeWindow(columns: first..<end)
         }
         // Each band crops the same way; the first band, made now, says how.
         try advance(decode: true)
@@ -229,7 +239,7 @@ final class BandedJPEGDecoder: RowDecoder {
     /// when the scans must be read in order.
     private func advance(decode: Bool) throws {
         band = nil
-        if window.capacity == 0 { window = CoefficientWindow(frame: frame, capacity: windowCapacity, layout: windowLayout) }
+        if window.capacity == 0 { window = makeWindow() }
         // Scans read in order go through every row: those of the last band that libjpeg did not ask for are
         // decoded now.
         if coefficients.decodesInOrder && !bandWindow.isEmpty { try fill(row: bandWindow.upperBound - 1, of: bandWindow) }

@@ -8,12 +8,15 @@ final class CoefficientWindow {
         /// progressive decoder refines and the 1/8 rows are made from (`blockRow`).
         case planes
         /// MCU after MCU, each MCU's blocks in libjpeg's order (each component's blocks row by row): what libjpeg
-        /// takes in place (`mcu`). Its writer writes every block whole, so new rows are not cleared.
+        /// takes in place (`mcu`).
         case mcus
     }
 
     let frame: JPEGFrameHeader
     let layout: Layout
+    /// Whether rows new to the window start at zero: for a writer that adds to what is there (progressive scans
+    /// refining coefficients); one that writes every block it is given whole needs no clearing.
+    let clearsNewRows: Bool
     /// MCU rows held at most.
     let capacity: Int
     /// The MCU columns held.
@@ -35,10 +38,12 @@ final class CoefficientWindow {
     }
 
     /// A window of `capacity` MCU rows over MCU `columns` (nil: the whole width).
-    init(frame: JPEGFrameHeader, capacity: Int, columns: Range<Int>? = nil, layout: Layout = .planes) {
+    init(frame: JPEGFrameHeader, capacity: Int, columns: Range<Int>? = nil, layout: Layout = .planes,
+         clearsNewRows: Bool = true) {
         self.frame = frame
         self.capacity = capacity
         self.layout = layout
+        self.clearsNewRows = clearsNewRows
         let columns = columns ?? 0..<frame.mcusAcross
         self.columns = columns
         let sizes = frame.components.map { $0.horizontal * $0.vertical }
@@ -89,7 +94,7 @@ final class CoefficientWindow {
     }
 
     /// Holds MCU rows `first..<end` (`end - first <= capacity`, `first >= firstRow`): rows already held move up;
-    /// new ones start at zero (`planes`) or as they were (`mcus`).
+    /// new ones start at zero (`clearsNewRows`) or as they were.
     func slide(to first: Int, end: Int) {
         precondition(end - first <= capacity && first >= firstRow)
         for index in planes.indices {
@@ -99,7 +104,7 @@ final class CoefficientWindow {
                 UnsafeMutableRawPointer(planes[index]).copyMemory(from: planes[index] + (first - firstRow) * rowCount,
                                                                   byteCount: kept * rowCount * 2)
             }
-            if layout == .planes {
+            if clearsNewRows {
                 (planes[index] + kept * rowCount).update(repeating: 0, count: (end - first - kept) * rowCount)
             }
         }

@@ -68,6 +68,9 @@ final class ProgressiveCoefficientDecoder: BandCoefficients {
     /// The scans are read in order, across the whole width.
     var decodesInOrder: Bool { true }
 
+    /// Refinement scans add to what earlier scans set.
+    var writesWholeBlocks: Bool { false }
+
     /// Decodes MCU rows `rows`, which must start where the last call ended.
     func decode(rows: Range<Int>, into window: CoefficientWindow) throws {
         precondition(rows.isEmpty || rows.lowerBound == decodedRows)

@@ -17,6 +17,9 @@ final class IndexedCoefficients: BandCoefficients {
     /// Saved states reach any MCU.
     var decodesInOrder: Bool { false }
 
+    /// A sequential scan gives each block whole.
+    var writesWholeBlocks: Bool { true }
+
     func decode(rows: Range<Int>, into window: CoefficientWindow) throws {
         for row in rows {
             let first = row * index.mcusAcross + window.columns.lowerBound

@@ -31,6 +31,9 @@ final class RecordingCoefficients: BandCoefficients {
     /// Every MCU row is decoded, in order: the states are recorded from the scan's start.
     var decodesInOrder: Bool { true }
 
+    /// A sequential scan gives each block whole.
+    var writesWholeBlocks: Bool { true }
+
     func decode(rows: Range<Int>, into window: CoefficientWindow) throws {
         try decoder.record(through: rows.upperBound * scans.frame.mcusAcross, every: stride, into: &states,
                            window: window)
