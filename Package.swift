@@ -11,25 +11,28 @@ let package = Package(
         .executable(name: "tessera", targets: ["tessera"]),
     ],
     targets: [
-        // System libraries from Debian's -dev packages. CSDL2, CCurl and CMicroHTTPD are headers only: their shims
-        // open the libraries on the first call, so only `tessera view` loads SDL2, only remote inputs load libcurl
-        // and only `tessera serve` loads libmicrohttpd.
+        // System libraries from Debian's -dev packages. CTIFF, CWebP, COpenJPEG, CSDL2, CCurl and CMicroHTTPD are
+        // headers only: their shims open the libraries on the first call, so only TIFF, WebP and JPEG 2000 work
+        // loads those codecs, only `tessera view` loads SDL2, only remote inputs load libcurl and only `tessera
+        // serve` loads libmicrohttpd.
         .systemLibrary(name: "CJPEG", path: "Sources/CJPEG"),
         .systemLibrary(name: "CPNG", path: "Sources/CPNG"),
         .systemLibrary(name: "CTIFF", path: "Sources/CTIFF"),
         .systemLibrary(name: "CWebP", path: "Sources/CWebP"),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
-        .systemLibrary(name: "COpenJPEG", path: "Sources/COpenJPEG", pkgConfig: "libopenjp2"),
+        .systemLibrary(name: "COpenJPEG", path: "Sources/COpenJPEG"),
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD"),
         .systemLibrary(name: "CSDL2", path: "Sources/CSDL2"),
-        .systemLibrary(name: "CXML2", path: "Sources/CXML2", pkgConfig: "libxml-2.0"),
         .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
         // The few C shims the libraries need: setjmp/longjmp error recovery for libjpeg and libpng,
-        // per-handle error capture for libtiff.
+        // per-handle error capture for libtiff, libxml2's tree walked for Swift; libtiff, libwebp, OpenJPEG and
+        // libxml2 opened on first use. `libxml2` is a link to /usr/include/libxml2, whose headers only the shim
+        // sees (a pkg-config include path would come with libxml2's link flag).
         .target(
             name: "CCodecShims",
-            dependencies: ["CJPEG", "CPNG", "CTIFF"],
-            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("tiff")]
+            dependencies: ["CJPEG", "CPNG", "CTIFF", "CWebP", "COpenJPEG", "CLibraryLoader"],
+            cSettings: [.headerSearchPath("libxml2")],
+            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16")]
         ),
         // A library opened with dlopen on the first call of one of its functions.
         .target(name: "CLibraryLoader"),
@@ -45,7 +48,7 @@ let package = Package(
         // Image I/O and processing over the C codecs.
         .target(
             name: "Tessera",
-            dependencies: ["CJPEG", "CPNG", "CTIFF", "CWebP", "CZlib", "CXML2", "COpenJPEG", "CCodecShims", "CHTJ2KShim",
+            dependencies: ["CJPEG", "CPNG", "CTIFF", "CWebP", "CZlib", "COpenJPEG", "CCodecShims", "CHTJ2KShim",
                            "CCurl", "CCurlShims", "TesseraTiling"]
         ),
         // libmicrohttpd, opened on first use, and its varargs start and info functions, which Swift cannot call.

@@ -1,5 +1,6 @@
-"""libSDL2, libcurl and libmicrohttpd are opened on first use, not linked: a local command loads none, and a command that needs
-one it cannot load says which package to install and exits 1. A library is made unloadable by an empty file of its
+"""libSDL2, libcurl, libmicrohttpd and the codec libraries other than libjpeg and libpng (libtiff, libwebp, libwebpdemux,
+OpenJPEG, libxml2) are opened on first use, not linked: a command loads only what it needs, and a command that needs one
+it cannot load says which package to install and exits 1, leaving no output behind. A library is made unloadable by an empty file of its
 name in a folder on LD_LIBRARY_PATH, which the dynamic loader searches first and then refuses ("file too short"):
 no privileges or namespaces needed, so the tests run in a chroot too."""
 import os
@@ -9,6 +10,7 @@ import pytest
 from conftest import photo, run, write_png
 
 LIBRARIES = {"sdl": "libSDL2-2.0.so.0", "curl": "libcurl.so.4", "microhttpd": "libmicrohttpd.so.12"}
+CODECS = ["libtiff.so.6", "libwebp.so.7", "libwebpdemux.so.2", "libopenjp2.so.7", "libxml2.so.2"]
 
 
 def hidden(soname, folder, *command):
@@ -25,9 +27,9 @@ def image(tmp_path):
     return path
 
 
-def test_the_binary_does_not_link_sdl_curl_or_microhttpd(tessera):
+def test_the_binary_does_not_link_sdl_curl_microhttpd_or_the_optional_codecs(tessera):
     linked = run("ldd", tessera).stdout
-    assert all(soname not in linked for soname in LIBRARIES.values()), linked
+    assert all(soname not in linked for soname in [*LIBRARIES.values(), *CODECS]), linked
 
 
 def test_view_without_sdl_names_the_package_and_local_commands_still_work(tessera, image, tmp_path):
@@ -55,3 +57,28 @@ def test_serve_without_microhttpd_names_the_package_and_local_commands_still_wor
     assert result.stderr.startswith("tessera: ") and result.stderr.count("\n") == 1, result.stderr
     assert "libmicrohttpd.so.12" in result.stderr and "apt-get install libmicrohttpd12" in result.stderr
     assert hidden(LIBRARIES["microhttpd"], tmp_path / "libraries", tessera, "info", image).returncode == 0
+
+
+@pytest.mark.parametrize("soname, package, make, command", [
+    ("libtiff.so.6", "libtiff6", None, ["convert", "{image}", "{out}.tif"]),
+    ("libtiff.so.6", "libtiff6", ["convert", "{image}", "{out}.tif"], ["info", "{out}.tif"]),
+    ("libwebp.so.7", "libwebp7", None, ["convert", "{image}", "{out}.webp"]),
+    ("libwebp.so.7", "libwebp7", ["convert", "{image}", "{out}.webp"], ["info", "{out}.webp"]),
+    ("libwebpdemux.so.2", "libwebpdemux2", ["convert", "{image}", "{out}.webp"], ["info", "{out}.webp"]),
+    ("libopenjp2.so.7", "libopenjp2-7", None, ["convert", "{image}", "{out}.jp2"]),
+    ("libopenjp2.so.7", "libopenjp2-7", ["convert", "{image}", "{out}.jp2"], ["info", "{out}.jp2"]),
+    ("libxml2.so.2", "libxml2", ["tile", "{image}", "{out}"], ["info", "{out}.dzi"]),
+])
+def test_a_codec_it_cannot_load_names_the_package_and_local_commands_still_work(tessera, image, tmp_path, soname,
+                                                                                package, make, command):
+    out = tmp_path / "out"
+    fill = lambda words: [word.format(image=image, out=out) for word in words]
+    if make:
+        assert run(tessera, *fill(make)).returncode == 0
+    before = sorted(tmp_path.iterdir())
+    result = hidden(soname, tmp_path / "libraries", tessera, *fill(command))
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith("tessera: ") and result.stderr.count("\n") == 1, result.stderr
+    assert soname in result.stderr and f"apt-get install {package}" in result.stderr, result.stderr
+    assert sorted(path for path in tmp_path.iterdir() if path.name != "libraries") == before
+    assert hidden(soname, tmp_path / "libraries", tessera, "info", image).returncode == 0

@@ -244,4 +244,34 @@ int tessera_tiff_set_u32(TIFF *tiff, uint32_t tag, uint32_t value);
 int tessera_tiff_set_u16_pair(TIFF *tiff, uint32_t tag, uint16_t first, uint16_t second);
 int tessera_tiff_set_extra_samples(TIFF *tiff, uint16_t count, const uint16_t *types);
 
+// MARK: - Codec libraries opened on first use
+
+// libtiff, libwebp, libwebpdemux, OpenJPEG and libxml2 are not linked: each *_library.c defines the functions
+// Tessera calls and opens the library on the first one. Each of these opens its library unless done already and
+// returns NULL when it is loaded, else why it could not be (dlerror's message); call it before the library's first
+// function, which aborts with the message when the library cannot be loaded.
+const char *tessera_tiff_load(void);
+const char *tessera_webp_load(void);
+const char *tessera_webp_demux_load(void);
+const char *tessera_openjpeg_load(void);
+const char *tessera_xml2_load(void);
+
+// MARK: - libxml2
+
+/// A parsed XML document (libxml2's tree) and one of its elements, opaque to Swift.
+typedef struct tessera_xml_document tessera_xml_document;
+typedef struct tessera_xml_element tessera_xml_element;
+
+/// Parses `count` bytes of XML without network access; NULL on failure, with the first line of libxml2's message
+/// in `message`. Free the document with tessera_xml_free.
+tessera_xml_document *tessera_xml_parse(const char *bytes, int count, char *message, size_t capacity);
+void tessera_xml_free(tessera_xml_document *document);
+/// The first element whose local name is `name` among the root element and what follows and is below it (`below`
+/// NULL), or below `below`, depth first; NULL when there is none.
+const tessera_xml_element *tessera_xml_find(tessera_xml_document *document, const tessera_xml_element *below,
+                                            const char *name);
+/// The text of `element`'s attribute with the local name `name` ("" when empty), valid while its document is;
+/// NULL when it has none.
+const char *tessera_xml_attribute(const tessera_xml_element *element, const char *name);
+
 #endif

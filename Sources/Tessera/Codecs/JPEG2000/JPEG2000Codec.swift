@@ -28,6 +28,7 @@ final class JPEG2000Codec: @unchecked Sendable {
     /// cost the server half its tiles per second.
     init(source: JPEG2000ByteSource, container: Container, reduction: Int = 0,
          readAhead: JPEG2000ByteSource.ReadAhead = .tiles) throws {
+        try CodecLibrary.openJPEG.require()
         self.source = source
         guard let codec = opj_create_decompress(container == .jp2 ? OPJ_CODEC_JP2 : OPJ_CODEC_J2K),
               let stream = source.makeStream(readAhead: readAhead) else {

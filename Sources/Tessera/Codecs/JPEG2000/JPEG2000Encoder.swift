@@ -58,6 +58,7 @@ final class JPEG2000Encoder: MemoryEncoder {
     }
 
     private init(target: EncodeTarget, inMemory: Bool) throws {
+        try CodecLibrary.openJPEG.require()
         let size = target.size, path = target.path, format = target.format, options = target.options
         guard size.width > 0, size.height > 0, size.width <= Int(Int32.max), size.height <= Int(Int32.max) else {
             throw TesseraError.unsupported(path: path, feature: "a \(size) JPEG 2000")

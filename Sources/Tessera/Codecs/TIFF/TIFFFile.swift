@@ -32,6 +32,7 @@ final class TIFFFile {
 
     /// Opens a TIFF for reading without memory-mapping it; libtiff's own allocations are capped by `budget`.
     convenience init(reading input: ImageInput, budget: MemoryBudget) throws {
+        try CodecLibrary.tiff.require()
         switch input {
         case let .file(path):
             let size = try input.byteCount()
@@ -56,6 +57,7 @@ final class TIFFFile {
 
     /// Opens `descriptor` for writing (libtiff closes it); `bigTIFF` selects 64-bit offsets.
     convenience init(writing descriptor: Int32, name: String, bigTIFF: Bool) throws {
+        try CodecLibrary.tiff.require()
         try self.init(state: tessera_tiff_open_fd(descriptor, name, bigTIFF ? "w8" : "w", 0),
                       name: name, byteCount: 0, writing: true)
     }

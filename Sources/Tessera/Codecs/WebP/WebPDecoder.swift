@@ -23,6 +23,7 @@ final class WebPDecoder: ImageDecoder {
     static func readProperties(of input: ImageInput) throws -> ImageProperties {
         let data = try input.readAll(budget: .default, purpose: "the WebP file")
         let features = try Self.features(of: data, name: input.name)
+        try CodecLibrary.webpDemux.require()
         var orientation = 1, hasICCProfile = false
         data.withUnsafeBufferPointer { buffer in
             var webpData = WebPData(bytes: buffer.baseAddress, size: buffer.count)
@@ -47,6 +48,7 @@ final class WebPDecoder: ImageDecoder {
     static func nativeScales(for properties: ImageProperties) -> [Int] { [1, 2, 4, 8] }
 
     private static func features(of data: [UInt8], name: String) throws -> WebPBitstreamFeatures {
+        try CodecLibrary.webp.require()
         var features = WebPBitstreamFeatures()
         let status = data.withUnsafeBufferPointer { WebPGetFeatures($0.baseAddress, $0.count, &features) }
         guard status == VP8_STATUS_OK else { throw error(status, name: name, detail: "in the header") }

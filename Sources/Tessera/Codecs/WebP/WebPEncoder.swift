@@ -55,6 +55,7 @@ final class WebPEncoder: MemoryEncoder {
     /// Encodes whole-image pixels (RGB or RGBA 8-bit, rows packed) to WebP bytes.
     private static func encode(_ pixels: [UInt8], size: Size, format: PixelFormat, options: EncodeOptions,
                                name path: String) throws -> [UInt8] {
+        try CodecLibrary.webp.require()
         var config = WebPConfig()
         guard WebPConfigInit(&config) != 0 else { throw TesseraError.unsupported(path: path, feature: "this libwebp version") }
         config.lossless = options.lossless ? 1 : 0

@@ -59,6 +59,7 @@ final class WebPIncrementalDecoder: IncrementalDecoder {
 
     /// Reads the header once enough bytes are in and sets up the decoder; false while more are needed.
     private func start(_ data: UnsafeRawBufferPointer) throws -> Bool {
+        try CodecLibrary.webp.require()
         var features = WebPBitstreamFeatures()
         let status = WebPGetFeatures(data.baseAddress?.assumingMemoryBound(to: UInt8.self), data.count, &features)
         if status == VP8_STATUS_NOT_ENOUGH_DATA { return false }

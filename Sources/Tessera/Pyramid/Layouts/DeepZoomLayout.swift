@@ -1,4 +1,4 @@
-import CXML2
+import CCodecShims
 
 /// Deep Zoom: `NAME.dzi` (XML: TileSize, Overlap, Format, Size) beside `NAME_files/{level}/{column}_{row}.{ext}`,
 /// level 0 the smallest; by default 254-pixel tiles with a 1-pixel overlap, down to 1 x 1, as libvips writes.
@@ -65,58 +65,31 @@ public struct DeepZoomLayout: PyramidLayout {
         /// element's Width and Height, the elements matched by local name, so with or without a namespace prefix);
         /// `path` names the file in errors. No network access, no entity expansion beyond libxml2's own limits.
         public init(xml: [UInt8], path: String) throws {
-            let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue)
-            let document = xml.withUnsafeBufferPointer { bytes in
-                bytes.baseAddress.map { start in
-                    start.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-                        xmlReadMemory($0, Int32(clamping: bytes.count), nil, nil, options)
-                    }
-                } ?? nil
+            try CodecLibrary.xml2.require()
+            var message = [CChar](repeating: 0, count: 256)
+            let document = xml.withUnsafeBytes { bytes in
+                tessera_xml_parse(bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(clamping: bytes.count),
+                                  &message, message.count)
             }
             guard let document else {
-                let message = xmlGetLastError().flatMap { $0.pointee.message }
-                    .flatMap { String(cString: $0).split(separator: "\n").first.map(String.init) } ?? "empty"
-                throw TesseraError.corrupt(path: path, detail: "the .dzi is not XML: \(message)")
+                let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                throw TesseraError.corrupt(path: path, detail: "the .dzi is not XML: \(text)")
             }
-            defer { xmlFreeDoc(document) }
-            let image = Self.element(named: "Image", in: xmlDocGetRootElement(document))
-            let size = Self.element(named: "Size", in: image?.pointee.children)
-            guard let image, let size, let width = Self.integer("Width", of: size),
-                  let height = Self.integer("Height", of: size), let tileSize = Self.integer("TileSize", of: image) else {
+            defer { tessera_xml_free(document) }
+            let image = tessera_xml_find(document, nil, "Image")
+            let size = image.flatMap { tessera_xml_find(document, $0, "Size") }
+            func attribute(_ name: String, of element: OpaquePointer) -> String? {
+                tessera_xml_attribute(element, name).map { String(cString: $0) }
+            }
+            func integer(_ name: String, of element: OpaquePointer) -> Int? {
+                attribute(name, of: element).flatMap { Int($0.filter { !$0.isWhitespace }) }
+            }
+            guard let image, let size, let width = integer("Width", of: size),
+                  let height = integer("Height", of: size), let tileSize = integer("TileSize", of: image) else {
                 throw TesseraError.corrupt(path: path, detail: "a .dzi needs an Image with a TileSize and a Size with Width and Height")
             }
             self.init(imageSize: Size(width: width, height: height), tileSize: tileSize,
-                      overlap: Self.integer("Overlap", of: image) ?? 0, format: Self.attribute("Format", of: image) ?? "jpg")
-        }
-
-        /// The first element called `name` among `node` and its siblings, or below them, depth first.
-        private static func element(named name: String, in node: xmlNodePtr?) -> xmlNodePtr? {
-            var node = node
-            while let current = node {
-                if current.pointee.type == XML_ELEMENT_NODE {
-                    if String(cString: current.pointee.name) == name { return current }
-                    if let found = element(named: name, in: current.pointee.children) { return found }
-                }
-                node = current.pointee.next
-            }
-            return nil
-        }
-
-        /// The value of the attribute called `name` (by local name), read in place from the parsed tree.
-        private static func attribute(_ name: String, of node: xmlNodePtr) -> String? {
-            var attribute = node.pointee.properties
-            while let current = attribute {
-                if String(cString: current.pointee.name) == name {
-                    guard let text = current.pointee.children, let content = text.pointee.content else { return "" }
-                    return String(cString: content)
-                }
-                attribute = current.pointee.next
-            }
-            return nil
-        }
-
-        private static func integer(_ name: String, of node: xmlNodePtr) -> Int? {
-            attribute(name, of: node).flatMap { Int($0.filter { !$0.isWhitespace }) }
+                      overlap: integer("Overlap", of: image) ?? 0, format: attribute("Format", of: image) ?? "jpg")
         }
 
         /// The `.dzi` file's bytes.
