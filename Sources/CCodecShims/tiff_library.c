@@ -60,26 +60,16 @@ TESSERA_LAZY_LIBRARY("libtiff.so.6", TIFF_FUNCTIONS)
 
 const char *tessera_tiff_load(void) { return tessera_library_load(&library); }
 
-int TIFFGetField(TIFF *tiff, uint32_t tag, ...) {
-    va_list arguments;
-    va_start(arguments, tag);
-    int found = TIFFVGetField(tiff, tag, arguments);
-    va_end(arguments);
-    return found;
-}
+// A varargs function defined over its va_list form.
+#define TIFF_VARARGS(name, va_list_form) \
+    int name(TIFF *tiff, uint32_t tag, ...) { \
+        va_list arguments; \
+        va_start(arguments, tag); \
+        int result = va_list_form(tiff, tag, arguments); \
+        va_end(arguments); \
+        return result; \
+    }
 
-int TIFFGetFieldDefaulted(TIFF *tiff, uint32_t tag, ...) {
-    va_list arguments;
-    va_start(arguments, tag);
-    int found = TIFFVGetFieldDefaulted(tiff, tag, arguments);
-    va_end(arguments);
-    return found;
-}
-
-int TIFFSetField(TIFF *tiff, uint32_t tag, ...) {
-    va_list arguments;
-    va_start(arguments, tag);
-    int set = TIFFVSetField(tiff, tag, arguments);
-    va_end(arguments);
-    return set;
-}
+TIFF_VARARGS(TIFFGetField, TIFFVGetField)
+TIFF_VARARGS(TIFFGetFieldDefaulted, TIFFVGetFieldDefaulted)
+TIFF_VARARGS(TIFFSetField, TIFFVSetField)
