@@ -4,10 +4,16 @@ it cannot load says which package to install and exits 1, leaving no output behi
 name in a folder on LD_LIBRARY_PATH, which the dynamic loader searches first and then refuses ("file too short"):
 no privileges or namespaces needed, so the tests run in a chroot too."""
 import os
+import shutil
+import subprocess
+import urllib.error
+import urllib.request
+from pathlib import Path
 
 import pytest
 
 from conftest import photo, run, write_png
+from daemons import stop
 
 LIBRARIES = {"sdl": "libSDL2-2.0.so.0", "curl": "libcurl.so.4", "microhttpd": "libmicrohttpd.so.12"}
 CODECS = ["libtiff.so.6", "libwebp.so.7", "libwebpdemux.so.2", "libopenjp2.so.7", "libxml2.so.2"]
@@ -82,3 +88,44 @@ def test_a_codec_it_cannot_load_names_the_package_and_local_commands_still_work(
     assert soname in result.stderr and f"apt-get install {package}" in result.stderr, result.stderr
     assert sorted(path for path in tmp_path.iterdir() if path.name != "libraries") == before
     assert hidden(soname, tmp_path / "libraries", tessera, "info", image).returncode == 0
+
+
+def serving(tessera, root, env=None):
+    """`tessera serve root` on a free port, its process and its base URL once it has printed its banner."""
+    process = subprocess.Popen([tessera, "serve", root, "--port", "0", "--no-cache", "--quiet"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    banner = process.stdout.readline()
+    if "serving" not in banner:
+        stop(process)
+        raise AssertionError(process.stderr.read())
+    return process, banner.split(" at ")[1].split()[0].rstrip("/")
+
+
+def test_serve_opens_the_codecs_before_its_first_request(tessera, image, tmp_path):
+    process, _ = serving(tessera, image.parent)
+    try:
+        # Mapped under the files' own names (libopenjp2.so.7 is libopenjp2.so.2.5.0).
+        mapped = Path(f"/proc/{process.pid}/maps").read_text()
+        assert all(f"/{soname.split('.so')[0]}.so" in mapped for soname in CODECS), mapped
+    finally:
+        stop(process)
+
+
+def test_serve_without_a_codec_it_cannot_load_fails_only_the_images_that_need_it(tessera, image, tmp_path):
+    root = tmp_path / "served"
+    root.mkdir()
+    shutil.copy(image, root / "plain.png")
+    assert run(tessera, "convert", image, root / "tiled.tif").returncode == 0
+    folder = tmp_path / "libraries"
+    folder.mkdir()
+    (folder / "libtiff.so.6").write_bytes(b"")
+    process, base = serving(tessera, root, env={**os.environ, "LD_LIBRARY_PATH": str(folder)})
+    try:
+        with urllib.request.urlopen(f"{base}/plain/info.json", timeout=10) as response:
+            assert response.status == 200
+        with pytest.raises(urllib.error.HTTPError) as failure:
+            urllib.request.urlopen(f"{base}/tiled/info.json", timeout=10)
+        assert failure.value.code == 500
+        assert "apt-get install libtiff6" in failure.value.read().decode()
+    finally:
+        stop(process)
