@@ -9,6 +9,8 @@ struct tessera_reader {
     void *context;
     tessera_read_callback read;
     tessera_seek_callback seek;
+    // stdio's buffer, ours: glibc's setvbuf ignores the size it is given with no buffer (and allocates BUFSIZ).
+    char buffer[];
 };
 
 static ssize_t tessera_reader_read(void *cookie, char *buffer, size_t size) {
@@ -31,7 +33,7 @@ static int tessera_reader_close(void *cookie) {
 }
 
 FILE *tessera_open_reader(void *context, tessera_read_callback read, tessera_seek_callback seek, size_t buffer_size) {
-    struct tessera_reader *reader = malloc(sizeof(*reader));
+    struct tessera_reader *reader = malloc(sizeof(*reader) + buffer_size);
     if (!reader) return NULL;
     reader->context = context;
     reader->read = read;
@@ -42,6 +44,6 @@ FILE *tessera_open_reader(void *context, tessera_read_callback read, tessera_see
         free(reader);
         return NULL;
     }
-    if (buffer_size > 0) setvbuf(file, NULL, _IOFBF, buffer_size);
+    if (buffer_size > 0) setvbuf(file, reader->buffer, _IOFBF, buffer_size);
     return file;
 }

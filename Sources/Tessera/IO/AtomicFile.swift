@@ -8,6 +8,8 @@ final class AtomicFile {
     let path: String
     let temporaryPath: String
     private(set) var handle: UnsafeMutablePointer<FILE>?
+    /// stdio's buffer, ours: glibc's setvbuf ignores the size it is given with no buffer and allocates one block.
+    private let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: AtomicFile.bufferSize)
 
     init(path: String) throws {
         let url = URL(fileURLWithPath: path)
@@ -23,7 +25,7 @@ final class AtomicFile {
         self.temporaryPath = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
         self.handle = fdopen(descriptor, "wb")
         // stdio's buffer of one block made a system call per 4 KiB written.
-        if let handle { setvbuf(handle, nil, _IOFBF, Self.bufferSize) }
+        if let handle { setvbuf(handle, buffer, _IOFBF, Self.bufferSize) }
         TemporaryFiles.shared.insert(temporaryPath)
     }
 
@@ -46,6 +48,7 @@ final class AtomicFile {
             fclose(handle)
             unlink(temporaryPath)
         }
+        buffer.deallocate()
         TemporaryFiles.shared.remove(temporaryPath)
     }
 
