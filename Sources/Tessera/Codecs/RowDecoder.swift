@@ -74,7 +74,10 @@ final class RegionReader: ImageReader {
             }
         } else {
             let stride = decoded.count * bytesPerPixel
-            if scratch.count < stride * rows { scratch = [UInt8](repeating: 0, count: stride * rows) }
+            if scratch.count < stride * rows {
+                // Left uninitialised: every row is decoded into before it is copied out.
+                scratch = [UInt8](unsafeUninitializedCapacity: stride * rows) { $1 = stride * rows }
+            }
             try scratch.withUnsafeMutableBytes {
                 try decoder.decodeRows(into: $0.baseAddress!, bytesPerRow: stride, count: rows)
             }

@@ -130,12 +130,12 @@ final class CFile {
 
     /// Reads up to `count` bytes from the current position; fewer at the end of the file.
     func read(_ count: Int) throws -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        let got = bytes.withUnsafeMutableBytes { fread($0.baseAddress, 1, count, handle) }
-        if got < count && ferror(handle) != 0 {
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            initialized = fread(buffer.baseAddress, 1, count, handle)
+        }
+        if bytes.count < count && ferror(handle) != 0 {
             throw TesseraError.io(path: path, detail: "read error")
         }
-        bytes.removeLast(count - got)
         return bytes
     }
 

@@ -60,10 +60,10 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
     let restartInterval: Int
     /// MCUs between saved states along a row.
     public let stride: Int
-    /// The saved states as the file holds them (the records after its row lengths), and where each MCU row's
-    /// records start: the index is kept as it is stored, a third of a percent of its JPEG, and a row's states are
-    /// read from it when a read asks for them.
-    private let records: [UInt8]
+    /// The saved states as the file holds them (the records after its row lengths, in the bytes read from the
+    /// file, not copied out), and where each MCU row's records start: the index is kept as it is stored, a third of
+    /// a percent of its JPEG, and a row's states are read from it when a read asks for them.
+    private let records: ArraySlice<UInt8>
     private let rows: [RowStart]
 
     /// Where an MCU row's records start in `records`, and what its first record's deltas are from (the row above's
@@ -217,11 +217,11 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
         }
         self.init(key: key, dataOffset: dataOffset, mcusAcross: mcusAcross, mcusDown: mcusDown,
                   componentCount: componentCount, restartInterval: restartInterval, stride: stride,
-                  records: writer.bytes, rows: rows)
+                  records: writer.bytes[...], rows: rows)
     }
 
     private init(key: Key, dataOffset: Int, mcusAcross: Int, mcusDown: Int, componentCount: Int, restartInterval: Int,
-                 stride: Int, records: [UInt8], rows: [RowStart]) {
+                 stride: Int, records: ArraySlice<UInt8>, rows: [RowStart]) {
         self.key = key
         self.dataOffset = dataOffset
         self.mcusAcross = mcusAcross
@@ -256,11 +256,13 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
     }
 
     /// Parses an index file; throws `corrupt` for anything but an intact index of this version.
-    public init(decoding bytes: [UInt8], name: String) throws {
-        self = try bytes.withUnsafeBufferPointer { try Self.parse($0, name: name) }
+    public init(decoding file: [UInt8], name: String) throws {
+        self = try file.withUnsafeBufferPointer { try Self.parse($0, of: file, name: name) }
     }
 
-    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, name: String) throws -> JPEGEntropyIndex {
+    /// The index in `bytes`, the contents of `file`, whose records it keeps as a slice of `file`.
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, of file: [UInt8], name: String) throws
+        -> JPEGEntropyIndex {
         func damaged(_ detail: String) -> TesseraError { .corrupt(path: name, detail: "the entropy index \(detail)") }
         guard bytes.count >= 4 + 2 + 8 * 4 + 4 * 5 + 1 + 4, bytes.starts(with: Self.magic) else {
             throw damaged("is not one, or is cut short")
@@ -300,7 +302,7 @@ public struct JPEGEntropyIndex: Equatable, Sendable {
         }
         return JPEGEntropyIndex(key: Key(size: size, modified: modified), dataOffset: dataOffset, mcusAcross: across,
                                 mcusDown: down, componentCount: components, restartInterval: interval, stride: stride,
-                                records: Array(records), rows: rows)
+                                records: file[(body.count - records.count)..<body.count], rows: rows)
     }
 
     /// The reader's position in the record at the parser, advanced past it; `offset` and `predictions` are the
