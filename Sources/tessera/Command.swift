@@ -1,5 +1,8 @@
 /// One `tessera` subcommand: its declared interface and what it does.
 protocol Command {
+    /// The word that selects the command (`tessera NAME`): known without building `spec`, so finding the command
+    /// builds no other command's options.
+    static var name: String { get }
     static var spec: CommandSpec { get }
     /// Runs the command; throws `UsageError` for command-line mistakes and `TesseraError` for failures.
     static func run(_ arguments: Arguments) throws

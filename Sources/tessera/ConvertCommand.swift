@@ -3,8 +3,9 @@ import Tessera
 /// `tessera convert`: re-encodes an image in the format its output name asks for, streaming strips so memory
 /// stays bounded by the image's width.
 enum ConvertCommand: Command {
+    static let name = "convert"
     static let spec = CommandSpec(
-        name: "convert", usage: "convert IN OUT [options]",
+        name: name, usage: "convert IN OUT [options]",
         summary: "convert an image to JPEG, PNG, WebP or TIFF (by OUT's extension), streaming, optionally reduced",
         details: "The output is written under a temporary name and renamed when complete.",
         options: ReadingOptions.all + EncodingOptions.standard.allWithTIFF)

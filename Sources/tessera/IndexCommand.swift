@@ -4,8 +4,9 @@ import Tessera
 /// `tessera index`: builds the entropy index of plain sequential JPEGs beside the pyramid cache, so regions and
 /// reduced reads of them decode only the MCUs they cover instead of everything above.
 enum IndexCommand: Command {
+    static let name = "index"
     static let spec = CommandSpec(
-        name: "index", usage: "index FILE... [--cache DIR]",
+        name: name, usage: "index FILE... [--cache DIR]",
         summary: "record where a plain JPEG's MCUs start, for random access into it",
         details: "One pass over each file; an index kept from before is reused while the file is unchanged and"
             + " rebuilt when it is stale or damaged. Progressive JPEGs need none.",

@@ -4,8 +4,9 @@ import Tessera
 /// `tessera info`: what a file holds, read from its header without decoding pixels (or all of them with
 /// `--verify`), for people or, with `--json`, for programs.
 enum InfoCommand: Command {
+    static let name = "info"
     static let spec = CommandSpec(
-        name: "info", usage: "info FILE... [--json] [--verify]",
+        name: name, usage: "info FILE... [--json] [--verify]",
         summary: "show an image's size, pixel format and metadata without decoding it",
         details: "With several files, a file that cannot be read is reported and the rest are still shown.",
         options: [json, verify, PyramidCacheOptions.folder])

@@ -3,8 +3,9 @@ import Tessera
 /// `tessera resize`: resamples an image to any scale or exact size with a chosen kernel, streaming strips so
 /// memory stays bounded by the widths.
 enum ResizeCommand: Command {
+    static let name = "resize"
     static let spec = CommandSpec(
-        name: "resize", usage: "resize IN OUT (--scale S | --size WxH) [--kernel NAME] [--linear] [options]",
+        name: name, usage: "resize IN OUT (--scale S | --size WxH) [--kernel NAME] [--linear] [options]",
         summary: "resample an image by any scale or to an exact size with a chosen kernel, streaming",
         details: """
             --scale takes one factor or two (SX,SY); the output is round(side * factor) pixels.

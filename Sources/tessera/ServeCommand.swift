@@ -4,8 +4,9 @@ import TesseraServer
 
 /// `tessera serve`: a IIIF Image API 3.0 level 2 server over a folder of images or one image.
 enum ServeCommand: Command {
+    static let name = "serve"
     static let spec = CommandSpec(
-        name: "serve", usage: "serve PATH | --source-url URL | --source-catalog FILE [--port N] [--host ADDRESS] [--prefix /iiif] [options]",
+        name: name, usage: "serve PATH | --source-url URL | --source-catalog FILE [--port N] [--host ADDRESS] [--prefix /iiif] [options]",
         summary: "serve a folder of images (or one image, or images on a web server) over the IIIF Image API 3.0, level 2",
         details: """
             Every JPEG, PNG, TIFF, WebP, BMP or GIF under PATH is an image, and so is every pre-built pyramid (a

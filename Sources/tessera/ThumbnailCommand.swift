@@ -5,8 +5,9 @@ import Tessera
 /// `tessera thumbnail`: vipsthumbnail's interface over `Thumbnailer`: many inputs on every core, each failure
 /// reported on one line and skipped, the exit status 1 if any failed.
 enum ThumbnailCommand: Command {
+    static let name = "thumbnail"
     static let spec = CommandSpec(
-        name: "thumbnail", usage: "thumbnail IN... [-s SIZE] [-o PATTERN] [--crop MODE] [options]",
+        name: name, usage: "thumbnail IN... [-s SIZE] [-o PATTERN] [--crop MODE] [options]",
         summary: "make thumbnails of many images: shrink-on-load, box shrink, then a filtered reduction, upright",
         details: """
             SIZE is N (fits N x N), WxH, Wx or xH, optionally suffixed > (only shrink, the default), < (only

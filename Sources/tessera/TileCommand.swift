@@ -4,8 +4,9 @@ import Tessera
 /// `tessera tile`: cuts an image into a tile pyramid (Deep Zoom, Zoomify, XYZ, IIIF level 0, a plain grid, a
 /// pyramidal TIFF) in one streaming pass, encoding tiles on every core.
 enum TileCommand: Command {
+    static let name = "tile"
     static let spec = CommandSpec(
-        name: "tile", usage: "tile IN OUT | IN... -o PATTERN | --from LIST -o PATTERN | --summarize REPORT... "
+        name: name, usage: "tile IN OUT | IN... -o PATTERN | --from LIST -o PATTERN | --summarize REPORT... "
             + "[--layout dz|zoomify|xyz|iiif|grid|tiff] [options]",
         summary: "cut an image into a tile pyramid: Deep Zoom, Zoomify, XYZ, IIIF level 0, a grid or a pyramidal TIFF",
         details: """

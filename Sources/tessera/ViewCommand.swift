@@ -5,8 +5,9 @@ import TesseraViewer
 
 /// `tessera view`: the native viewer, an SDL2 window on a pyramid, an image or a IIIF server.
 enum ViewCommand: Command {
+    static let name = "view"
     static let spec = CommandSpec(
-        name: "view", usage: "view IMAGE|PYRAMID.dzi|https://SERVER/iiif/ID [--size WxH] [--script FILE] [options]",
+        name: name, usage: "view IMAGE|PYRAMID.dzi|https://SERVER/iiif/ID [--size WxH] [--script FILE] [options]",
         summary: "show an image of any size in a window: pan, zoom, tiles decoded in the background",
         details: """
             Opens a Deep Zoom pyramid (.dzi), a pyramidal TIFF, any image Tessera reads, or a IIIF Image API

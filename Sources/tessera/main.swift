@@ -12,11 +12,11 @@ func printError(_ message: String) {
 }
 
 var toolHelp: String {
-    let width = (commands.map { $0.spec.name.count }.max() ?? 0) + 2
+    let width = (commands.map { $0.name.count }.max() ?? 0) + 2
     return (["usage: tessera COMMAND [OPTIONS] ...", "",
              "Tessera reads, converts, thumbnails, tiles and serves images far larger than memory.", "",
              "commands:"]
-        + commands.map { "  " + $0.spec.name.padding(toLength: width) + $0.spec.summary }
+        + commands.map { "  " + $0.name.padding(toLength: width) + $0.spec.summary }
         + ["", "Run 'tessera COMMAND --help' for a command's options. Exit status: 0 ok, 1 failed, 2 usage error."])
         .joined(separator: "\n")
 }
@@ -42,7 +42,7 @@ func handleSignals() -> [any DispatchSourceSignal] {
         print("tessera \(version)")
         return .success
     }
-    guard let command = commands.first(where: { $0.spec.name == name }) else {
+    guard let command = commands.first(where: { $0.name == name }) else {
         printError("unknown command '\(name)'; run 'tessera --help' for the list")
         return .usage
     }

@@ -95,6 +95,10 @@ import Tessera
         #expect(region == Rect(x: 1, y: 2, width: 3, height: 4))
         #expect(refusal(["--rect", "1,2,3"], RegionCommand.spec)
                 == "--rect must be x,y,w,h with x, y >= 0 and w, h > 0, not '1,2,3'")
+        #expect(try parse(["--rect", " 5 ,6,\t7 , 8 "], RegionCommand.spec)[RegionCommand.rect]
+                == Rect(x: 5, y: 6, width: 7, height: 8))
+        #expect(refusal(["--rect", "1 0,2,3,4"], RegionCommand.spec)
+                == "--rect must be x,y,w,h with x, y >= 0 and w, h > 0, not '1 0,2,3,4'")
         #expect(try parse(["--scale", "1/8"])[ReadingOptions.scale] == 8)
         #expect(try parse(["--scale", "0.25"])[ReadingOptions.scale] == 4)
         #expect(refusal(["--scale", "2/3"]) == "--scale must be 1/N for a whole number N, such as 1/2 or 1/8, not '2/3'")
