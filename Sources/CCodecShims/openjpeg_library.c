@@ -53,6 +53,4 @@
       (opj_codec_t *codec, OPJ_UINT32 tile, OPJ_BYTE *data, OPJ_UINT32 size, opj_stream_t *stream), \
       (codec, tile, data, size, stream))
 
-TESSERA_LAZY_LIBRARY("libopenjp2.so.7", OPENJPEG_FUNCTIONS)
-
-const char *tessera_openjpeg_load(void) { return tessera_library_load(&library); }
+TESSERA_LAZY_LIBRARY("libopenjp2.so.7", OPENJPEG_FUNCTIONS, tessera_openjpeg_load)

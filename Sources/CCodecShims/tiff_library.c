@@ -56,9 +56,7 @@
     F(TIFFWriteEncodedTile, tmsize_t, (TIFF *tiff, uint32_t tile, void *data, tmsize_t size), \
       (tiff, tile, data, size))
 
-TESSERA_LAZY_LIBRARY("libtiff.so.6", TIFF_FUNCTIONS)
-
-const char *tessera_tiff_load(void) { return tessera_library_load(&library); }
+TESSERA_LAZY_LIBRARY("libtiff.so.6", TIFF_FUNCTIONS, tessera_tiff_load)
 
 // A varargs function defined over its va_list form.
 #define TIFF_VARARGS(name, va_list_form) \

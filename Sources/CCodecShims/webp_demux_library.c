@@ -14,6 +14,4 @@
       (data, partial, state, version)) \
     V(WebPDemuxReleaseChunkIterator, (WebPChunkIterator *chunk), (chunk))
 
-TESSERA_LAZY_LIBRARY("libwebpdemux.so.2", WEBP_DEMUX_FUNCTIONS)
-
-const char *tessera_webp_demux_load(void) { return tessera_library_load(&library); }
+TESSERA_LAZY_LIBRARY("libwebpdemux.so.2", WEBP_DEMUX_FUNCTIONS, tessera_webp_demux_load)

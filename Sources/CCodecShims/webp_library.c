@@ -30,6 +30,4 @@
     F(WebPPictureInitInternal, int, (WebPPicture *picture, int version), (picture, version)) \
     F(WebPValidateConfig, int, (const WebPConfig *config), (config))
 
-TESSERA_LAZY_LIBRARY("libwebp.so.7", WEBP_FUNCTIONS)
-
-const char *tessera_webp_load(void) { return tessera_library_load(&library); }
+TESSERA_LAZY_LIBRARY("libwebp.so.7", WEBP_FUNCTIONS, tessera_webp_load)

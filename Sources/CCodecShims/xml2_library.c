@@ -15,6 +15,4 @@
       (const char *buffer, int size, const char *url, const char *encoding, int options), \
       (buffer, size, url, encoding, options))
 
-TESSERA_LAZY_LIBRARY("libxml2.so.2", XML2_FUNCTIONS)
-
-const char *tessera_xml2_load(void) { return tessera_library_load(&library); }
+TESSERA_LAZY_LIBRARY("libxml2.so.2", XML2_FUNCTIONS, tessera_xml2_load)

@@ -17,9 +17,7 @@
     F(curl_slist_append, struct curl_slist *, (struct curl_slist *list, const char *data), (list, data)) \
     V(curl_slist_free_all, (struct curl_slist *list), (list))
 
-TESSERA_LAZY_LIBRARY("libcurl.so.4", CURL_FUNCTIONS)
-
-const char *tessera_curl_load(void) { return tessera_library_load(&library); }
+TESSERA_LAZY_LIBRARY("libcurl.so.4", CURL_FUNCTIONS, tessera_curl_load)
 
 // The pointers are parenthesized: curl.h may define curl_easy_setopt and curl_easy_getinfo as type-checking macros.
 

@@ -50,6 +50,4 @@
       (texture, rect, pixels, pitch)) \
     F(SDL_WaitEventTimeout, int, (SDL_Event *event, int timeout), (event, timeout))
 
-TESSERA_LAZY_LIBRARY("libSDL2-2.0.so.0", SDL_FUNCTIONS)
-
-const char *tessera_sdl_load(void) { return tessera_library_load(&library); }
+TESSERA_LAZY_LIBRARY("libSDL2-2.0.so.0", SDL_FUNCTIONS, tessera_sdl_load)

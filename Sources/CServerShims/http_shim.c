@@ -31,9 +31,7 @@
     V(MHD_stop_daemon, (struct MHD_Daemon *daemon), (daemon)) \
     V(MHD_suspend_connection, (struct MHD_Connection *connection), (connection))
 
-TESSERA_LAZY_LIBRARY("libmicrohttpd.so.12", MICROHTTPD_FUNCTIONS)
-
-const char *tessera_microhttpd_load(void) { return tessera_library_load(&library); }
+TESSERA_LAZY_LIBRARY("libmicrohttpd.so.12", MICROHTTPD_FUNCTIONS, tessera_microhttpd_load)
 
 // Leaves the URL as it arrived: identifiers are percent-decoded by the router, segment by segment.
 static size_t tessera_keep_escaped(void *context, struct MHD_Connection *connection, char *text) {

@@ -46,9 +46,9 @@ void tessera_library_require(struct tessera_library *library);
 #define TESSERA_LIBRARY_VARARGS_POINTER(name) TESSERA_LIBRARY_POINTER(name, )
 #define TESSERA_LIBRARY_VARARGS_RESOLVE(name) TESSERA_LIBRARY_RESOLVE(name, )
 
-/// The table `functions`, its `resolve`, the `library` opened from `soname` and the forwarding definitions, for the
-/// X-macro `LIST`.
-#define TESSERA_LAZY_LIBRARY(soname, LIST) \
+/// The table `functions`, its `resolve`, the `library` opened from `soname`, the forwarding definitions for the
+/// X-macro `LIST`, and `load`, the shim's public `const char *load(void)` opening it (`tessera_library_load`).
+#define TESSERA_LAZY_LIBRARY(soname, LIST, load) \
     static struct { \
         LIST(TESSERA_LIBRARY_POINTER, TESSERA_LIBRARY_POINTER, TESSERA_LIBRARY_VARARGS_POINTER) \
     } functions; \
@@ -56,6 +56,7 @@ void tessera_library_require(struct tessera_library *library);
         return true LIST(TESSERA_LIBRARY_RESOLVE, TESSERA_LIBRARY_RESOLVE, TESSERA_LIBRARY_VARARGS_RESOLVE); \
     } \
     static struct tessera_library library = TESSERA_LIBRARY(soname, resolve); \
+    const char *load(void) { return tessera_library_load(&library); } \
     LIST(TESSERA_LIBRARY_FORWARD, TESSERA_LIBRARY_FORWARD_VOID, TESSERA_LIBRARY_NOTHING)
 
 #endif
