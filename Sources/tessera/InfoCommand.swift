@@ -70,9 +70,7 @@ enum InfoCommand: Command {
             }
             guard verify else { return Report(path: path, properties: source.properties, scans: scans, verified: nil, error: nil) }
             do {
-                let reader = try source.makeReader(ReadOptions(entropyIndexFolder: entropyIndexFolder))
-                var strip = reader.makeStrip()
-                while try reader.read(into: &strip, maxRows: 64) {}
+                try source.verify(ReadOptions(entropyIndexFolder: entropyIndexFolder))
                 return Report(path: path, properties: source.properties, scans: scans, verified: true, error: nil)
             } catch {
                 return Report(path: path, properties: source.properties, scans: scans, verified: false, error: "\(error)")

@@ -156,6 +156,48 @@ final class IndexedRegionTests {
         return image
     }
 
+    /// Rows discarded on several cores (what `tessera info --verify` does) are decoded all the same and handed out
+    /// in turn: after discarding some, the next rows read are the image's next rows.
+    @Test func rowsDiscardedOnSeveralCoresAreHandedOutInTurn() throws {
+        let path = try SequentialCoefficientDecoderTests.cjpeg("discard", width: 1203, height: 901,
+                                                               arguments: ["-sample", "2x2"], in: folder)
+        _ = try JPEGEntropyIndex.loadOrBuild(for: path, folder: cache)
+        let expected = try TestImages.read(path, ReadOptions())
+        let source = try ImageSource(path: path)
+        let request = DecodeRequest(scale: 1, page: 0, budget: .default, allowPartial: false, entropyIndexFolder: cache)
+        let plan = try #require(try JPEGDecodePlan.wholeRead(input: source.input, properties: source.properties,
+                                                              request: request, minimumPixels: 0, cores: 2))
+        guard case .parallel = plan else {
+            Issue.record("the plan chose \(plan)")
+            return
+        }
+        let decoder = try plan.makeDecoder(input: source.input, properties: source.properties, request: request)
+        try decoder.discardRows(517)
+        var rest = ImageBuffer(width: decoder.size.width, height: decoder.size.height - 517, format: decoder.format)
+        try rest.bytes.withUnsafeMutableBytes {
+            try decoder.decodeRows(into: $0.baseAddress!, bytesPerRow: rest.bytesPerRow, count: rest.height)
+        }
+        #expect(Array(rest.bytes) == Array(expected.bytes[expected.offset(ofRow: 517)...]))
+    }
+
+    /// `ImageSource.verify` decodes every pixel: an intact file passes, and a copy cut short in its image data
+    /// throws a `TesseraError` (both small enough for each codec's own rows, discarded one at a time).
+    @Test func verifyPassesIntactFilesAndRefusesCutOnes() throws {
+        let jpeg = try SequentialCoefficientDecoderTests.cjpeg("verify", width: 1203, height: 901,
+                                                               arguments: ["-sample", "2x2"], in: folder)
+        let png = folder + "/verify.png"
+        try ImageWriter.write(BufferReader(try TestImages.read(jpeg, ReadOptions())), to: png)
+        for path in [jpeg, png] {
+            try ImageSource(path: path).verify(ReadOptions(entropyIndexFolder: cache))
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+            let cut = path.replacingOccurrences(of: "verify.", with: "verify-cut.")
+            try bytes.prefix(bytes.count * 3 / 5).write(to: URL(fileURLWithPath: cut))
+            #expect(throws: TesseraError.self, "\(cut)") {
+                try ImageSource(path: cut).verify(ReadOptions(entropyIndexFolder: cache))
+            }
+        }
+    }
+
     /// A whole read decodes on every core only when the budget holds each worker's band of rows; below, the plan
     /// leaves it to libjpeg's serial decode, which buffers no band.
     @Test func aBudgetTooSmallForTheBandsKeepsTheSerialDecode() throws {

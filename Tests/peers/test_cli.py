@@ -2,6 +2,7 @@
 JSON for programs, and --stats."""
 import json
 
+import numpy as np
 import pytest
 
 from conftest import photo, run, write_png
@@ -95,6 +96,26 @@ def test_info_json_is_machine_readable_and_reports_failures_per_file(tessera, tm
     reports = json.loads(result.stdout)
     assert reports[0]["width"] == 20 and reports[0]["height"] == 10 and reports[0]["hasAlpha"] is True
     assert "no such file" in reports[1]["error"]
+
+
+def test_info_verify_decodes_every_pixel_and_names_a_cut_file(tessera, tmp_path):
+    """A plain JPEG large enough to be decoded on every core through its index: intact it verifies; cut short in
+    its image data it does not, with exit status 1 and an error naming the file."""
+    from PIL import Image
+    source = tmp_path / "big.jpg"
+    Image.fromarray(np.tile(photo(1025, 1000), (4, 4, 1))).save(source, quality=85)
+    cache = tmp_path / "cache"
+    assert run(tessera, "index", source, "--cache", cache).returncode == 0
+    result = run(tessera, "info", "--json", "--verify", source, "--cache", cache)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["verified"] is True
+    cut = tmp_path / "cut.jpg"
+    data = source.read_bytes()
+    cut.write_bytes(data[:len(data) * 3 // 5])
+    result = run(tessera, "info", "--json", "--verify", cut, "--cache", cache)
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert report["verified"] is False and str(cut) in report["error"]
 
 
 def test_stats_prints_time_and_peak_memory(tessera, tmp_path):

@@ -86,19 +86,7 @@ public final class ImageSource: Sendable {
     /// Opens a reader that yields the requested rectangle at the requested scale, top to bottom in strips,
     /// decoding only what it needs.
     public func makeReader(_ options: ReadOptions = ReadOptions()) throws -> any ImageReader {
-        guard options.scale >= 1 else { throw TesseraError.invalidArgument("scale must be 1/N with N >= 1") }
-        guard options.page >= 0 && options.page < properties.pageCount else {
-            throw TesseraError.invalidArgument(
-                "\(input.name): page \(options.page) does not exist (the file has \(properties.pageCount))")
-        }
-        try refuseDecompressionBombs()
-        let decoderType = Self.decoder(for: properties.format)
-        let nativeScale = self.nativeScale(for: options.scale, page: options.page)
-        let request = DecodeRequest(scale: nativeScale, page: options.page, budget: budget,
-                                    allowPartial: options.allowPartial, region: options.region?.reduced(by: nativeScale),
-                                    entropyIndexFolder: options.entropyIndexFolder, shared: shared,
-                                    tileCache: options.tileCache)
-        let decoder = try decoderType.makeDecoder(input: input, properties: properties, request: request)
+        let (decoder, nativeScale) = try makeDecoder(options)
         let full = Rect(options.page == 0 ? properties.size : decoder.size)
         let region = options.region ?? full
         guard !region.isEmpty, full.intersection(region) == region else {
@@ -120,6 +108,37 @@ public final class ImageSource: Sendable {
             reader = BoxShrinkReader(source: source, factor: shrink)
         }
         return reader.size == output.size ? reader : EdgeExtendingReader(source: reader, size: output.size)
+    }
+
+    /// Decodes every pixel that `options` asks for (`region` and `scale` aside: the whole page, at full scale) and
+    /// keeps none, to check that the file is intact: what a read of it would throw, without the copies of its rows
+    /// a reader hands out.
+    public func verify(_ options: ReadOptions = ReadOptions()) throws {
+        var whole = options
+        whole.region = nil
+        whole.scale = 1
+        let decoder = try makeDecoder(whole).decoder
+        try budget.checkRows(width: decoder.size.width, rows: 1, format: decoder.format, for: "a row of pixels",
+                             path: input.name)
+        try decoder.discardRows(decoder.size.height)
+    }
+
+    /// The decoder a read with `options` starts from, and the scale it decodes at (`nativeScale`).
+    private func makeDecoder(_ options: ReadOptions) throws -> (decoder: any RowDecoder, nativeScale: Int) {
+        guard options.scale >= 1 else { throw TesseraError.invalidArgument("scale must be 1/N with N >= 1") }
+        guard options.page >= 0 && options.page < properties.pageCount else {
+            throw TesseraError.invalidArgument(
+                "\(input.name): page \(options.page) does not exist (the file has \(properties.pageCount))")
+        }
+        try refuseDecompressionBombs()
+        let nativeScale = self.nativeScale(for: options.scale, page: options.page)
+        let request = DecodeRequest(scale: nativeScale, page: options.page, budget: budget,
+                                    allowPartial: options.allowPartial, region: options.region?.reduced(by: nativeScale),
+                                    entropyIndexFolder: options.entropyIndexFolder, shared: shared,
+                                    tileCache: options.tileCache)
+        let decoder = try Self.decoder(for: properties.format).makeDecoder(input: input, properties: properties,
+                                                                           request: request)
+        return (decoder, nativeScale)
     }
 
     /// The scale the decoder reads at for a reader at `scale`: the largest native one dividing it (the rest is a

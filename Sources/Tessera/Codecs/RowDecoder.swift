@@ -10,8 +10,11 @@ protocol RowDecoder: AnyObject {
     /// Tells the decoder, before the first row, that only `rows` will be read (after skipping to their first), so
     /// a codec that decodes areas (JPEG 2000) decodes no rows below them. Default: nothing.
     func restrictRows(to rows: Range<Int>)
-    /// Skips rows without returning them; codecs that can, do so without decoding them.
+    /// Skips rows without returning them; codecs that can, do so without decoding them. Default: `discardRows`.
     func skipRows(_ count: Int) throws
+    /// Decodes the next `count` rows in full and keeps none: what checking a file needs, where `skipRows` may leave
+    /// what it skips undecoded. Default: each row decoded into one scratch row.
+    func discardRows(_ count: Int) throws
     /// Decodes the next `count` rows of the restricted columns into `rows`, `bytesPerRow` apart.
     func decodeRows(into rows: UnsafeMutableRawPointer, bytesPerRow: Int, count: Int) throws
 }
@@ -21,7 +24,9 @@ extension RowDecoder {
 
     func restrictRows(to rows: Range<Int>) {}
 
-    func skipRows(_ count: Int) throws {
+    func skipRows(_ count: Int) throws { try discardRows(count) }
+
+    func discardRows(_ count: Int) throws {
         guard count > 0 else { return }
         var row = [UInt8](repeating: 0, count: size.width * format.bytesPerPixel)
         for _ in 0..<count {

@@ -93,7 +93,11 @@ final class ParallelBandDecoder: RowDecoder {
 
     deinit { workers.forEach { $0.stop() } }
 
-    func skipRows(_ count: Int) throws { try hand(count) { _, _, _ in } }
+    /// Skipped rows are decoded all the same: the workers decode every band, ahead of the reader.
+    func skipRows(_ count: Int) throws { try discardRows(count) }
+
+    /// Hands the rows out without copying them from the workers' slots.
+    func discardRows(_ count: Int) throws { try hand(count) { _, _, _ in } }
 
     func decodeRows(into rows: UnsafeMutableRawPointer, bytesPerRow: Int, count: Int) throws {
         let rowBytes = size.width * format.bytesPerPixel
