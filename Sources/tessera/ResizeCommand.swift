@@ -27,8 +27,8 @@ enum ResizeCommand: Command {
         let format = try ImageWriter.format(forPath: paths[1])
         let source = try ImageSource(path: paths[0], budget: options.budget)
         let size = try outputSize(arguments, source: source.properties.size)
-        // Decoding runs ahead on its own thread while the resampler's passes use both cores.
-        let reader = try ResamplingReader(source: PrefetchingReader(source: try source.makeReader()), size: size,
+        // Decoding runs ahead on threads of its own while the resampler's passes use both cores.
+        let reader = try ResamplingReader(source: try source.makeReader().readingAhead(), size: size,
                                           options: resampling)
         try ConvertCommand.write(reader, to: paths[1], format: format, options: options)
     }

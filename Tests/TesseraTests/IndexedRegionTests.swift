@@ -180,6 +180,27 @@ final class IndexedRegionTests {
         #expect(Array(rest.bytes) == Array(expected.bytes[expected.offset(ofRow: 517)...]))
     }
 
+    /// A reader whose rows are decoded on every core is read as it is, not ahead by one more thread (which would
+    /// add only a copy); a reader that decodes on its consumer's thread is read ahead.
+    @Test func onlyReadersNotDecodingAheadAreReadAhead() throws {
+        let path = try SequentialCoefficientDecoderTests.cjpeg("ahead", width: 1203, height: 901,
+                                                               arguments: ["-sample", "2x2"], in: folder)
+        _ = try JPEGEntropyIndex.loadOrBuild(for: path, folder: cache)
+        let source = try ImageSource(path: path)
+        let request = DecodeRequest(scale: 1, page: 0, budget: .default, allowPartial: false, entropyIndexFolder: cache)
+        let plan = try #require(try JPEGDecodePlan.wholeRead(input: source.input, properties: source.properties,
+                                                              request: request, minimumPixels: 0, cores: 2))
+        let decoder = try plan.makeDecoder(input: source.input, properties: source.properties, request: request)
+        let reader = RegionReader(decoder: decoder, region: Rect(decoder.size), budget: .default, name: path)
+        #expect(reader.decodesAhead)
+        #expect(reader.readingAhead() === reader)
+        let shrunk = BoxShrinkReader(source: reader, factor: 2)
+        #expect(shrunk.readingAhead() === shrunk)
+        let serial = try source.makeReader()
+        #expect(!serial.decodesAhead)
+        #expect(serial.readingAhead() is PrefetchingReader)
+    }
+
     /// `ImageSource.verify` decodes every pixel: an intact file passes, and a copy cut short in its image data
     /// throws a `TesseraError` (both small enough for each codec's own rows, discarded one at a time).
     @Test func verifyPassesIntactFilesAndRefusesCutOnes() throws {

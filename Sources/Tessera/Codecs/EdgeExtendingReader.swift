@@ -18,6 +18,7 @@ final class EdgeExtendingReader: ImageReader {
     }
 
     var format: PixelFormat { source.format }
+    var decodesAhead: Bool { source.decodesAhead }
 
     func read(into strip: inout Strip, maxRows: Int) throws -> Bool {
         let rows = min(maxRows, size.height - nextRow)

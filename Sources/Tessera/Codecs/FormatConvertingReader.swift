@@ -18,6 +18,7 @@ public final class FormatConvertingReader: ImageReader {
 
     public var size: Size { source.size }
     public var nextRow: Int { source.nextRow }
+    public var decodesAhead: Bool { source.decodesAhead }
 
     public func read(into strip: inout Strip, maxRows: Int) throws -> Bool {
         guard try source.read(into: &input, maxRows: maxRows) else {

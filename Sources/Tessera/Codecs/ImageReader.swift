@@ -10,9 +10,20 @@ public protocol ImageReader: AnyObject {
     /// Fills `strip` with the next rows, at most `maxRows`, reusing its storage.
     /// Returns false, leaving `strip` empty, once every row has been read.
     func read(into strip: inout Strip, maxRows: Int) throws -> Bool
+    /// Whether the reader decodes ahead of its consumer on threads of its own (a large JPEG on every core), so
+    /// that one more thread reading it ahead (`readingAhead()`) would add only a copy and its hand-offs. Default:
+    /// false.
+    var decodesAhead: Bool { get }
 }
 
 extension ImageReader {
+    public var decodesAhead: Bool { false }
+
+    /// This reader, read ahead of its consumer on a thread of its own (`PrefetchingReader`) so that decoding
+    /// overlaps the stages after it, unless it decodes ahead already. A 100 MP thumbnail decoded on every core
+    /// spent 30 ms of CPU and 470 context switches in the extra thread.
+    public func readingAhead() -> any ImageReader { decodesAhead ? self : PrefetchingReader(source: self) }
+
     /// A strip sized for this reader, to pass to `read(into:maxRows:)`.
     public func makeStrip() -> Strip { Strip(width: size.width, format: format) }
 

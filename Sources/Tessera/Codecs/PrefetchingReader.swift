@@ -10,6 +10,7 @@ public final class PrefetchingReader: ImageReader {
     public let size: Size
     public let format: PixelFormat
     public private(set) var nextRow = 0
+    public let decodesAhead = true
     private let queue: Queue
     /// The slot being consumed and how many of its rows were handed out.
     private var current: Int?

@@ -17,9 +17,13 @@ protocol RowDecoder: AnyObject {
     func discardRows(_ count: Int) throws
     /// Decodes the next `count` rows of the restricted columns into `rows`, `bytesPerRow` apart.
     func decodeRows(into rows: UnsafeMutableRawPointer, bytesPerRow: Int, count: Int) throws
+    /// Whether rows are decoded ahead of the calls asking for them, on threads of the decoder's own. Default: false.
+    var decodesAhead: Bool { get }
 }
 
 extension RowDecoder {
+    var decodesAhead: Bool { false }
+
     func restrictColumns(to columns: Range<Int>) throws -> Range<Int> { 0..<size.width }
 
     func restrictRows(to rows: Range<Int>) {}
@@ -58,6 +62,7 @@ final class RegionReader: ImageReader {
 
     var size: Size { region.size }
     var format: PixelFormat { decoder.format }
+    var decodesAhead: Bool { decoder.decodesAhead }
 
     func read(into strip: inout Strip, maxRows: Int) throws -> Bool {
         var rows = min(maxRows, region.height - nextRow)

@@ -55,8 +55,8 @@ public final class PyramidBuilder: Sendable {
         precondition(reader.size == plan.imageSize, "the reader's size differs from the plan's")
         let eightBit = reader.format.bitDepth == 8
             ? reader : FormatConvertingReader(source: reader, format: reader.format.with(bitDepth: 8))
-        // Decoding runs ahead on its own thread, so the reading thread only averages and cuts tiles.
-        let source = PrefetchingReader(source: eightBit)
+        // Decoding runs ahead on threads of its own, so the reading thread only averages and cuts tiles.
+        let source = eightBit.readingAhead()
         let levels = plan.levels.indices.map { PyramidLevel(plan: plan, depth: $0, format: source.format) }
         let queue = EncodingQueue(threads: options.threads, capacity: 4 * max(1, options.threads) + 8)
         let total = plan.tileCount

@@ -24,6 +24,7 @@ public final class BoxShrinkReader: ImageReader {
     }
 
     public var format: PixelFormat { source.format }
+    public var decodesAhead: Bool { source.decodesAhead }
 
     public func read(into strip: inout Strip, maxRows: Int) throws -> Bool {
         let rows = min(maxRows, size.height - nextRow)

@@ -119,9 +119,9 @@ public struct Thumbnailer: Sendable {
                              nativeScales: ImageSource.decoder(for: embedded.properties.format)
                                  .nativeScales(for: embedded.properties))
         }
-        // Decoding runs ahead on its own thread, overlapping the box shrink and the kernel.
-        var reader: any ImageReader = PrefetchingReader(source: try reading.makeReader(
-            ReadOptions(scale: plan.loadScale, entropyIndexFolder: options.entropyIndexFolder)))
+        // Decoding runs ahead on threads of its own, overlapping the box shrink and the kernel.
+        var reader = try reading.makeReader(ReadOptions(scale: plan.loadScale,
+                                                        entropyIndexFolder: options.entropyIndexFolder)).readingAhead()
         if plan.boxFactor > 1 { reader = BoxShrinkReader(source: reader, factor: plan.boxFactor) }
         if reader.size != plan.resampledSize {
             reader = try ResamplingReader(source: reader, size: plan.resampledSize,

@@ -47,6 +47,7 @@ final class ParallelBandDecoder: RowDecoder {
 
     let size: Size
     let format: PixelFormat
+    let decodesAhead = true
     private let workers: [Worker]
     /// Each half band in order, as its worker and the slot of that worker's it is decoded into.
     private let halves: [(worker: Int, slot: Int)]
