@@ -17,16 +17,28 @@ final class ParallelBandDecoder: RowDecoder {
     /// 12,000-pixel-wide image decodes one more), small enough that the slots stay a few tens of megabytes.
     static let bandBytes = 8 << 20
 
+    /// The most MCU rows a band has at 1/8, where the band's coefficients are held together: 4 hand out 8 rows of
+    /// a 4:2:0 image at a time. One handed out each output row in a half band of its own: about 1,400 context
+    /// switches in a 100 MP thumbnail against 400 with 4, and 1 to 7 ms more; 8 took more again.
+    static let eighthBandRows = 4
+
+    /// The most bytes of coefficients a band holds at 1/8, so that both workers' stay well inside the cache: 4 MCU
+    /// rows of a 12,000-pixel-wide image (2.3 MB) were quicker than 1, but of a 37,952-pixel-wide one (7.3 MB) took
+    /// 9% more CPU than 1 (1.8 MB).
+    static let eighthBandCoefficientBytes = 3 << 20
+
     /// The fewest MCU rows a band has, but at 1/8, however wide the image: on a 37,952-pixel-wide gigapixel
     /// 11 MB a slot, a Deep Zoom build then peaking at 137 MiB (150 with 8 rows; 4 cost it about 6% more time).
     static let minimumBandRows = 6
 
     /// MCU rows per band of `frame` decoded at `scale` on `workers` threads: as many as `bandBytes` holds while
     /// each worker still gets two bands, from `minimumBandRows` to 32; at 1/8, where no upsampler reads a band's
-    /// neighbours and the bands' rows are made from the coefficients, one, which keeps the coefficients in the
-    /// cache.
+    /// neighbours and the bands' rows are made from the coefficients, up to `eighthBandRows` while their
+    /// coefficients fit `eighthBandCoefficientBytes`.
     static func rowsPerBand(_ frame: JPEGFrameHeader, scale: Int, workers: Int) -> Int {
-        guard scale != 8 else { return 1 }
+        guard scale != 8 else {
+            return max(1, min(eighthBandRows, eighthBandCoefficientBytes / CoefficientWindow.bytesPerMCURow(frame)))
+        }
         return min(32, max(minimumBandRows, min(bandBytes / outputBytesPerMCURow(frame, scale: scale),
                                                 frame.mcusDown / (2 * workers))))
     }
@@ -38,11 +50,13 @@ final class ParallelBandDecoder: RowDecoder {
     }
 
     /// What decoding `frame` at `scale` on `workers` threads buffers beyond the reader's rows: per worker a band
-    /// of output rows (its two halves) and a row of coefficients. Held against the request's budget: a smaller
-    /// budget keeps libjpeg's serial decode, which buffers no band.
+    /// of output rows (its two halves) and its coefficients, the band's MCU rows at 1/8 (`BandedJPEGDecoder` makes
+    /// the rows from a window of them), else the one MCU row being fed to libjpeg. Held against the request's
+    /// budget: a smaller budget keeps libjpeg's serial decode, which buffers no band.
     static func bufferBytes(_ frame: JPEGFrameHeader, scale: Int, workers: Int) -> Int {
-        workers * (rowsPerBand(frame, scale: scale, workers: workers) * outputBytesPerMCURow(frame, scale: scale)
-                   + CoefficientWindow.bytesPerMCURow(frame))
+        let rows = rowsPerBand(frame, scale: scale, workers: workers)
+        return workers * (rows * outputBytesPerMCURow(frame, scale: scale)
+                          + (scale == 8 ? rows : 1) * CoefficientWindow.bytesPerMCURow(frame))
     }
 
     let size: Size
