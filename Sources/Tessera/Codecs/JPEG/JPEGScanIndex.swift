@@ -109,7 +109,10 @@ struct JPEGScanIndex {
                 var scan = try Self.scanHeader(payload, frame: frame, name: name)
                 scan.restartInterval = restartInterval
                 scan.dataOffset = segment.end
-                if scan.isDC && scan.approximationHigh == 0 {
+                // Huffman tables only for the Huffman-coded frames Tessera decodes itself: an arithmetic-coded
+                // scan has none (libjpeg reads it; Tessera's decoders refuse it as unsupported).
+                let huffman = frame.isHuffmanSequential || frame.isProgressive
+                if huffman && scan.isDC && scan.approximationHigh == 0 {
                     scan.dcTables = try scan.components.indices.map { index in
                         let selector = Int(payload[2 + 2 * index] >> 4)
                         guard selector < 4, let table = dcTables[selector] else {
@@ -128,7 +131,7 @@ struct JPEGScanIndex {
                         }
                         return table
                     }
-                } else if !scan.isDC {
+                } else if huffman && !scan.isDC {
                     let selector = Int(payload[2] & 15)
                     guard selector < 4, let table = acTables[selector] else {
                         throw TesseraError.corrupt(path: name, detail: "a scan uses AC Huffman table \(selector),"
