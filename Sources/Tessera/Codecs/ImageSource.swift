@@ -110,9 +110,9 @@ public final class ImageSource: Sendable {
         return reader.size == output.size ? reader : EdgeExtendingReader(source: reader, size: output.size)
     }
 
-    /// Decodes every pixel that `options` asks for (`region` and `scale` aside: the whole page, at full scale) and
-    /// keeps none, to check that the file is intact: what a read of it would throw, without the copies of its rows
-    /// a reader hands out.
+    /// Decodes every pixel of the page `options` names, at full scale (its region and scale are not used), and
+    /// keeps none, to check that the file is intact: throws what a read of it would, without the copies of its
+    /// rows a reader hands out.
     public func verify(_ options: ReadOptions = ReadOptions()) throws {
         var whole = options
         whole.region = nil
