@@ -1,5 +1,6 @@
-"""Shared fixtures for the peer tests: the tessera binary, a runner, deterministic test images, and pixel
-readers that keep 16-bit samples (Pillow narrows 16-bit RGB to 8 bits, so PNGs are read with pypng)."""
+"""Shared fixtures for the peer tests: the tessera binary, a runner, deterministic test images, libjpeg's decode,
+and pixel readers that keep 16-bit samples (Pillow narrows 16-bit RGB to 8 bits, so PNGs are read with pypng)."""
+import io
 import os
 import subprocess
 from pathlib import Path
@@ -54,6 +55,12 @@ def read_png(path):
     planes = info["planes"]
     dtype = np.uint16 if info["bitdepth"] > 8 else np.uint8
     return np.vstack([np.asarray(row, dtype=dtype) for row in rows]).reshape(height, width, planes)
+
+
+def djpeg(*args):
+    """libjpeg's own decode (`djpeg` with `args`, the file last), as an RGB array."""
+    output = subprocess.run(["djpeg", "-ppm", *args], capture_output=True, check=True).stdout
+    return np.asarray(Image.open(io.BytesIO(output)).convert("RGB"))
 
 
 def write_png(path, array, **options):

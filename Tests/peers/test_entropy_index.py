@@ -1,7 +1,6 @@
 """`tessera index` and regions read through the entropy index: each region, at every scale, equals the same
 rectangle of libjpeg's (djpeg's) decode of the whole image; an index is reused while valid and rebuilt when
 damaged."""
-import io
 import shutil
 import subprocess
 
@@ -9,7 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import photo, read_png, run
+from conftest import djpeg, photo, read_png, run
 
 pytestmark = pytest.mark.skipif(shutil.which("djpeg") is None or shutil.which("cjpeg") is None,
                                 reason="djpeg and cjpeg are not installed")
@@ -29,12 +28,6 @@ def jpeg(request, tmp_path_factory):
     path = folder / "photo.jpg"
     subprocess.run(["cjpeg", "-quality", "90", *request.param, "-outfile", str(path), str(ppm)], check=True)
     return path
-
-
-def djpeg(*args):
-    """libjpeg's own decode, as an RGB array."""
-    output = subprocess.run(["djpeg", "-ppm", *args], capture_output=True, check=True).stdout
-    return np.asarray(Image.open(io.BytesIO(output)).convert("RGB"))
 
 
 def test_index_is_built_then_reused_then_rebuilt_when_damaged(tessera, tmp_path, jpeg):

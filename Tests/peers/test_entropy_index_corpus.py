@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import photo, read_png, run
-from test_entropy_index import djpeg
+from conftest import djpeg, photo, read_png, run
 
 pytestmark = pytest.mark.skipif(shutil.which("djpeg") is None or shutil.which("cjpeg") is None,
                                 reason="djpeg and cjpeg are not installed")

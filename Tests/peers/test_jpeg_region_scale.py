@@ -1,13 +1,11 @@
 """JPEG region and reduced-scale reads agree with libjpeg's own (djpeg) output for the same request."""
-import io
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import photo, read_png, run
+from conftest import djpeg, photo, read_png, run
 
 pytestmark = pytest.mark.skipif(shutil.which("djpeg") is None, reason="djpeg is not installed")
 
@@ -17,12 +15,6 @@ def jpeg(tmp_path_factory):
     path = tmp_path_factory.mktemp("jpeg") / "photo.jpg"
     Image.fromarray(photo(613, 829, 3, seed=31)).save(path, quality=88)
     return path
-
-
-def djpeg(*args):
-    """libjpeg's own decode, as an RGB array."""
-    output = subprocess.run(["djpeg", "-ppm", *args], capture_output=True, check=True).stdout
-    return np.asarray(Image.open(io.BytesIO(output)).convert("RGB"))
 
 
 @pytest.mark.parametrize("scale", [1, 2, 4, 8])
