@@ -112,6 +112,39 @@ import Testing
         }
     }
 
+    /// The corners a splice of the entropy-coded data makes decode to exactly the pixels of libjpeg's cut of the
+    /// same coefficients: cut across (rows shorter, each row's first MCU coded again), cut down (a prefix of the
+    /// MCUs), stretched past real pixels on either axis and past the whole tile. A JPEG it does not splice
+    /// (progressive), or one whose data is cut short, it declines rather than guess.
+    @Test(arguments: [(PixelFormat.rgb8, EncodeOptions.Subsampling.s444), (.gray8, .s444), (.rgb8, .s420)])
+    func aSplicedCornerIsLibjpegsCut(format: PixelFormat, subsampling: EncodeOptions.Subsampling) throws {
+        var options = EncodeOptions()
+        options.subsampling = subsampling
+        let tile = try ImageWriter.encode(TestImages.make(width: 256, height: 256, format: format, smooth: false),
+                                          as: .jpeg, options: options)
+        let edge = Size(width: 203, height: 250), whole = Size(width: 256, height: 256)
+        for (content, size) in [(whole, Size(width: 100, height: 256)), (whole, Size(width: 256, height: 100)),
+                                (whole, Size(width: 77, height: 31)), (whole, Size(width: 1, height: 1)),
+                                (edge, Size(width: 203, height: 250)), (edge, Size(width: 205, height: 251)),
+                                (edge, Size(width: 201, height: 252)), (whole, Size(width: 258, height: 257))] {
+            let spliced = try #require(try JPEGEntropySplice.topLeft(of: tile, size: size, content: content, name: "tile"),
+                                       "\(size) of \(content)")
+            let reference = try JPEGCoefficientCrop.throughLibJPEG(tile, size: size, content: content, name: "tile")
+            let pixels = try ImageSource(bytes: spliced).makeReader().readAll()
+            #expect(pixels.size == size)
+            #expect(pixels.bytes == (try ImageSource(bytes: reference).makeReader().readAll()).bytes,
+                    "\(size) of \(content)")
+        }
+        options.progressive = true
+        let progressive = try ImageWriter.encode(TestImages.make(width: 256, height: 256, format: format, smooth: false),
+                                                 as: .jpeg, options: options)
+        #expect(try JPEGEntropySplice.topLeft(of: progressive, size: Size(width: 100, height: 100), content: nil,
+                                              name: "tile") == nil)
+        // Cut inside its entropy-coded data (the last EOI kept, so the scan index accepts the file).
+        let cut = Array(tile.prefix(tile.count / 2)) + [0xFF, 0xD9]
+        #expect(try JPEGEntropySplice.topLeft(of: cut, size: Size(width: 250, height: 250), content: nil, name: "tile") == nil)
+    }
+
     @Test func aCornerLargerThanTheImageIsRefused() throws {
         let whole = try jpeg(.rgb8, subsampling: .s420)
         #expect(throws: TesseraError.self) {

@@ -9,7 +9,9 @@ import Foundation
 /// made again: decoded, their last real column and row repeated, transformed and quantised with the same tables.
 /// This is how a pyramid's padded edge tile is sent at its real size, or at the pixel more a viewer asks for, with
 /// no decode of the whole tile and no encode. A corner that codes the same blocks as the whole JPEG (its real
-/// pixels end in the last MCU column and row) is the JPEG itself with the new size in its frame header.
+/// pixels end in the last MCU column and row) is the JPEG itself with the new size in its frame header; any other
+/// corner of a sequential JPEG is spliced from its entropy-coded data (`JPEGEntropySplice`), the MCUs that do not
+/// change copied bit for bit; libjpeg makes the rest.
 enum JPEGCoefficientCrop {
     /// How far past its real pixels, on each axis, a corner may reach.
     static let maxExtension = 2
@@ -29,6 +31,15 @@ enum JPEGCoefficientCrop {
            let relabelled = sameBlocks(jpeg, size: size) {
             return relabelled
         }
+        if let spliced = try JPEGEntropySplice.topLeft(of: jpeg, size: size, content: content, name: name) {
+            return spliced
+        }
+        return try throughLibJPEG(jpeg, size: size, content: content, name: name)
+    }
+
+    /// `topLeft` made by libjpeg: every coefficient read, the edge blocks made again, every block coded again.
+    /// For what `JPEGEntropySplice` declines (progressive JPEGs, restart markers, a code the tables lack).
+    static func throughLibJPEG(_ jpeg: [UInt8], size: Size, content: Size?, name: String) throws -> [UInt8] {
         let session = try JPEGSession(input: .bytes(jpeg, name: name))
         let info = session.info.pointee
         let whole = Size(width: Int(info.image_width), height: Int(info.image_height))
@@ -63,18 +74,20 @@ enum JPEGCoefficientCrop {
             let horizontal = Int(target.comp_info[component].h_samp_factor)
             let vertical = Int(target.comp_info[component].v_samp_factor)
             let sourceInfo = info.comp_info[component]
-            // The source's arrays, in blocks (whole MCUs), and the component's samples: real, and asked for. A
-            // subsampled sample that mixes a real pixel with padding counts as padding.
+            // The source's arrays, in blocks (whole MCUs).
             let sourceColumns = roundUp(Int(sourceInfo.width_in_blocks), horizontal)
             let sourceRows = roundUp(Int(sourceInfo.height_in_blocks), vertical)
-            let real = Size(width: max(1, content.width * horizontal / maxHorizontal),
-                            height: max(1, content.height * vertical / maxVertical))
-            let asked = Size(width: (size.width * horizontal + maxHorizontal - 1) / maxHorizontal,
-                             height: (size.height * vertical + maxVertical - 1) / maxVertical)
             // The new JPEG's tables are the source's (jpeg_copy_critical_parameters).
             let table = (session.quantization(component: component) ?? [Int](repeating: 1, count: 64)).map(Float.init)
-            var edge = EdgeBlocks(session: session, component: component, real: real, table: table,
-                                  sourceColumns: sourceColumns, sourceRows: sourceRows)
+            var edge = EdgeBlocks(content: content, size: size, sampling: (horizontal, vertical),
+                                  maxSampling: (maxHorizontal, maxVertical), table: table,
+                                  sourceColumns: sourceColumns, sourceRows: sourceRows) { column, row in
+                guard let blocks = tessera_jpeg_decoder_block_row(session.decoder, Int32(component), JDIMENSION(row)) else {
+                    try session.check(0, during: "reading coefficients")
+                    throw TesseraError.corrupt(path: name, detail: "a block row cannot be read (while cropping coefficients)")
+                }
+                return UnsafeRawPointer(blocks + column).assumingMemoryBound(to: Int16.self)
+            }
             for row in 0..<mcusDown * vertical {
                 guard let to = tessera_jpeg_encoder_block_row(encoder, Int32(component), JDIMENSION(row)) else {
                     try check(0)
@@ -82,11 +95,9 @@ enum JPEGCoefficientCrop {
                 }
                 let from = row < sourceRows ? tessera_jpeg_decoder_block_row(session.decoder, Int32(component), JDIMENSION(row)) : nil
                 if row < sourceRows, from == nil { try session.check(0, during: "reading coefficients") }
-                let rowMeetsEdge = asked.height > real.height && 8 * row + 8 > real.height && 8 * row < asked.height
                 for column in 0..<mcusAcross * horizontal {
-                    let columnMeetsEdge = asked.width > real.width && 8 * column + 8 > real.width && 8 * column < asked.width
                     let block = UnsafeMutableRawPointer(to + column).assumingMemoryBound(to: JCOEF.self)
-                    if rowMeetsEdge || columnMeetsEdge {
+                    if edge.meetsEdge(column: column, row: row) {
                         try edge.extend(into: block, column: column, row: row)
                     } else if let from, column < sourceColumns {
                         block.update(from: UnsafeRawPointer(from + column).assumingMemoryBound(to: JCOEF.self), count: 64)
@@ -161,100 +172,137 @@ enum JPEGCoefficientCrop {
     private static func roundUp(_ value: Int, _ multiple: Int) -> Int { (value + multiple - 1) / multiple * multiple }
 
     /// The blocks of one component that meet the new edge, made from the source's real samples: each sample past
-    /// the last real one is that one repeated. Each such block reads one source block: its own, or the last real
-    /// one in its row or column (where the edge is), so the decoded ones are kept along those two lines.
-    private struct EdgeBlocks {
-        let session: JPEGSession
-        let component: Int
-        let real: Size
-        let table: [Float]
+    /// the last real one is that one repeated. Each such block reads one source block (`sourceBlock`: 64
+    /// quantised coefficients in natural order): its own, or the last real one in its row or column (where the
+    /// edge is), so the decoded ones are kept along those two lines.
+    struct EdgeBlocks {
+        /// The component's real samples and those asked for.
+        let real: Size, asked: Size
+        /// The component's quantisation table, one row of 8 per SIMD8, natural order.
+        let table: [SIMD8<Float>]
         let lastColumn: Int, lastRow: Int
-        /// Source blocks decoded (64 samples less 128): the last real column's by row, the last real row's by column.
-        var inLastColumn: [[Float]?], inLastRow: [[Float]?]
-        var samples = [Float](repeating: 0, count: 64), coefficients = [Float](repeating: 0, count: 64)
+        let sourceRows: Int
+        let sourceBlock: (_ column: Int, _ row: Int) throws -> UnsafePointer<Int16>
+        /// Source blocks decoded (8 rows of samples less 128 each): the last real column's by row at
+        /// `8 * row`, then the last real row's by column at `8 * (sourceRows + column)`; `isDecoded` per block.
+        private var decodedRows: [SIMD8<Float>], isDecoded: [Bool]
 
-        init(session: JPEGSession, component: Int, real: Size, table: [Float], sourceColumns: Int, sourceRows: Int) {
-            self.session = session
-            self.component = component
+        /// The edge of a component sampled `sampling` of `maxSampling` (its samples per MCU across and down) in
+        /// an image whose `content` pixels are real and `size` asked for, quantised with `table` (64 in natural
+        /// order), its source `sourceColumns` by `sourceRows` blocks. A subsampled sample that mixes a real pixel
+        /// with padding counts as padding.
+        init(content: Size, size: Size, sampling: (Int, Int), maxSampling: (Int, Int), table: [Float],
+             sourceColumns: Int, sourceRows: Int,
+             sourceBlock: @escaping (_ column: Int, _ row: Int) throws -> UnsafePointer<Int16>) {
+            let real = Size(width: max(1, content.width * sampling.0 / maxSampling.0),
+                            height: max(1, content.height * sampling.1 / maxSampling.1))
             self.real = real
-            self.table = table
+            asked = Size(width: (size.width * sampling.0 + maxSampling.0 - 1) / maxSampling.0,
+                         height: (size.height * sampling.1 + maxSampling.1 - 1) / maxSampling.1)
+            self.table = (0..<8).map { row in SIMD8((0..<8).map { table[8 * row + $0] }) }
+            self.sourceRows = sourceRows
+            self.sourceBlock = sourceBlock
             lastColumn = (real.width - 1) / 8
             lastRow = (real.height - 1) / 8
-            inLastColumn = [[Float]?](repeating: nil, count: sourceRows)
-            inLastRow = [[Float]?](repeating: nil, count: sourceColumns)
+            decodedRows = [SIMD8<Float>](repeating: .zero, count: 8 * (sourceRows + sourceColumns))
+            isDecoded = [Bool](repeating: false, count: sourceRows + sourceColumns)
         }
 
-        mutating func extend(into block: UnsafeMutablePointer<JCOEF>, column: Int, row: Int) throws {
+        /// Whether the block at `column`, `row` holds samples past the real ones that are asked for.
+        func meetsEdge(column: Int, row: Int) -> Bool { columnMeetsEdge(column) || rowMeetsEdge(row) }
+
+        /// Whether the blocks of block column `column` hold samples past the real ones across that are asked for.
+        func columnMeetsEdge(_ column: Int) -> Bool {
+            asked.width > real.width && 8 * column + 8 > real.width && 8 * column < asked.width
+        }
+
+        /// Whether the blocks of block row `row` hold samples past the real ones down that are asked for.
+        func rowMeetsEdge(_ row: Int) -> Bool {
+            asked.height > real.height && 8 * row + 8 > real.height && 8 * row < asked.height
+        }
+
+        /// Writes the block at `column`, `row` (one that meets the edge) as quantised coefficients.
+        mutating func extend(into block: UnsafeMutablePointer<Int16>, column: Int, row: Int) throws {
             let sourceColumn = min(column, lastColumn), sourceRow = min(row, lastRow)
-            let source = try decoded(column: sourceColumn, row: sourceRow)
-            let real = real
-            samples.withUnsafeMutableBufferPointer { samples in
-                for y in 0..<8 {
-                    let sourceY = min(8 * row + y, real.height - 1) - 8 * sourceRow
-                    for x in 0..<8 {
-                        samples[8 * y + x] = source[8 * sourceY + min(8 * column + x, real.width - 1) - 8 * sourceColumn]
+            let slot = try decoded(column: sourceColumn, row: sourceRow)
+            let real = real, table = table
+            decodedRows.withUnsafeBufferPointer { decoded in
+                withUnsafeTemporaryAllocation(of: SIMD8<Float>.self, capacity: 16) { scratch in
+                    let samples = scratch.baseAddress!, coefficients = samples + 8
+                    // Each lane's source sample in its row: its own, or the last real one.
+                    var lanes = SIMD8<Int32>()
+                    for x in 0..<8 { lanes[x] = Int32(min(8 * column + x, real.width - 1) - 8 * sourceColumn) }
+                    for y in 0..<8 {
+                        samples[y] = decoded[8 * slot + min(8 * row + y, real.height - 1) - 8 * sourceRow][lanes]
+                    }
+                    DCT8.forward(samples, into: coefficients)
+                    for v in 0..<8 {
+                        let quantised = coefficients[v] / table[v]
+                        for u in 0..<8 { block[8 * v + u] = Int16(clamping: Int(quantised[u].rounded())) }
                     }
                 }
             }
-            DCT8.forward(samples, into: &coefficients)
-            for index in 0..<64 {
-                block[index] = JCOEF(clamping: Int((coefficients[index] / table[index]).rounded()))
-            }
         }
 
-        private mutating func decoded(column: Int, row: Int) throws -> [Float] {
-            if column == lastColumn, let samples = inLastColumn[row] { return samples }
-            if column != lastColumn, let samples = inLastRow[column] { return samples }
-            guard let blocks = tessera_jpeg_decoder_block_row(session.decoder, Int32(component), JDIMENSION(row)) else {
-                try session.check(0, during: "reading coefficients")
-                return [Float](repeating: 0, count: 64)
+        /// The slot of the source block at `column`, `row` in `decodedRows`, decoded on first use.
+        private mutating func decoded(column: Int, row: Int) throws -> Int {
+            let slot = column == lastColumn ? row : sourceRows + column
+            if isDecoded[slot] { return slot }
+            let block = try sourceBlock(column, row)
+            let table = table
+            decodedRows.withUnsafeMutableBufferPointer { decoded in
+                withUnsafeTemporaryAllocation(of: SIMD8<Float>.self, capacity: 8) { scratch in
+                    let coefficients = scratch.baseAddress!
+                    for v in 0..<8 {
+                        var line = SIMD8<Float>()
+                        for u in 0..<8 { line[u] = Float(block[8 * v + u]) }
+                        coefficients[v] = line * table[v]
+                    }
+                    DCT8.inverse(coefficients, into: decoded.baseAddress! + 8 * slot)
+                }
             }
-            let block = UnsafeRawPointer(blocks + column).assumingMemoryBound(to: JCOEF.self)
-            var output = [Float](repeating: 0, count: 64)
-            DCT8.inverse((0..<64).map { Float(block[$0]) * table[$0] }, into: &output)
-            if column == lastColumn { inLastColumn[row] = output } else { inLastRow[column] = output }
-            return output
+            isDecoded[slot] = true
+            return slot
         }
     }
 }
 
-/// The 8 x 8 DCT of JPEG (T.81 A.3.3), orthonormal and separable, on samples less 128, in natural order.
+/// The 8 x 8 DCT of JPEG (T.81 A.3.3), orthonormal and separable, on samples less 128, in natural order: a block
+/// is 8 rows of 8 lanes.
 private enum DCT8 {
-    /// `forwardBasis[8 * k + n]`: C(k) / 2 * cos((2n + 1) k pi / 16); the inverse is its transpose.
-    private static let forwardBasis: [Float] = (0..<64).map { index in
-        let k = index / 8, n = index % 8
-        return Float((k == 0 ? 0.5.squareRoot() : 1) / 2 * cos(Double((2 * n + 1) * k) * Double.pi / 16))
+    /// Row `k` of the basis: C(k) / 2 * cos((2n + 1) k pi / 16) in lane `n`; the inverse's basis is its transpose.
+    private static let forwardBasis: [SIMD8<Float>] = (0..<8).map { k in
+        let scale: Double = k == 0 ? 0.5.squareRoot() / 2 : 0.5
+        return SIMD8((0..<8).map { (n: Int) -> Float in Float(scale * cos(Double((2 * n + 1) * k) * Double.pi / 16)) })
     }
-    private static let inverseBasis: [Float] = (0..<64).map { forwardBasis[8 * ($0 % 8) + $0 / 8] }
+    private static let inverseBasis: [SIMD8<Float>] = (0..<8).map { n in SIMD8((0..<8).map { forwardBasis[$0][n] }) }
 
-    /// The coefficients (`8 * v + u`, v vertical) of 64 samples (`8 * y + x`).
-    static func forward(_ samples: [Float], into output: inout [Float]) { transform(samples, forwardBasis, into: &output) }
-
-    /// The samples of 64 dequantised coefficients.
-    static func inverse(_ coefficients: [Float], into output: inout [Float]) {
-        transform(coefficients, inverseBasis, into: &output)
+    /// The coefficients (row `v`, lane `u`) of 8 rows of samples (row `y`, lane `x`).
+    static func forward(_ samples: UnsafePointer<SIMD8<Float>>, into output: UnsafeMutablePointer<SIMD8<Float>>) {
+        transform(samples, by: forwardBasis, transposed: inverseBasis, into: output)
     }
 
-    /// Rows then columns: `B x M x B^T` for the basis `B`.
-    private static func transform(_ input: [Float], _ basis: [Float], into output: inout [Float]) {
-        withUnsafeTemporaryAllocation(of: Float.self, capacity: 64) { rows in
-            input.withUnsafeBufferPointer { input in
-                basis.withUnsafeBufferPointer { basis in
+    /// The samples of 8 rows of dequantised coefficients.
+    static func inverse(_ coefficients: UnsafePointer<SIMD8<Float>>, into output: UnsafeMutablePointer<SIMD8<Float>>) {
+        transform(coefficients, by: inverseBasis, transposed: forwardBasis, into: output)
+    }
+
+    /// `P x M x P^T` for the basis `P` (8 rows) and its transpose: each row of `M x P^T` is the rows of `P^T`
+    /// weighted by that row's lanes, then output row `k` is those rows weighted by the lanes of row `k` of `P`.
+    private static func transform(_ input: UnsafePointer<SIMD8<Float>>, by basis: [SIMD8<Float>],
+                                  transposed: [SIMD8<Float>], into output: UnsafeMutablePointer<SIMD8<Float>>) {
+        basis.withUnsafeBufferPointer { basis in
+            transposed.withUnsafeBufferPointer { transposed in
+                withUnsafeTemporaryAllocation(of: SIMD8<Float>.self, capacity: 8) { rows in
                     for y in 0..<8 {
-                        for k in 0..<8 {
-                            var sum: Float = 0
-                            for n in 0..<8 { sum += basis[8 * k + n] * input[8 * y + n] }
-                            rows[8 * y + k] = sum
-                        }
+                        var sum = SIMD8<Float>()
+                        for n in 0..<8 { sum += input[y][n] * transposed[n] }
+                        rows[y] = sum
                     }
-                    output.withUnsafeMutableBufferPointer { output in
-                        for x in 0..<8 {
-                            for k in 0..<8 {
-                                var sum: Float = 0
-                                for n in 0..<8 { sum += basis[8 * k + n] * rows[8 * n + x] }
-                                output[8 * k + x] = sum
-                            }
-                        }
+                    for k in 0..<8 {
+                        var sum = SIMD8<Float>()
+                        for n in 0..<8 { sum += basis[k][n] * rows[n] }
+                        output[k] = sum
                     }
                 }
             }

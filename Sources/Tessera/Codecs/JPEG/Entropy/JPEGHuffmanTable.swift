@@ -1,3 +1,17 @@
+/// What Huffman codes are read from: a left-aligned window of the next bits of a scan's entropy-coded data.
+protocol JPEGBitReading {
+    /// Makes at least 32 bits available to `peek`.
+    mutating func fill()
+    /// The next `bits` bits (1...32) without consuming them.
+    func peek(_ bits: Int) -> UInt32
+    /// Drops the next `bits` bits.
+    mutating func consume(_ bits: Int)
+    /// Reads the `size` bits (1...16) of a coefficient difference and extends their sign.
+    mutating func readSigned(_ size: Int) -> Int
+}
+
+extension JPEGEntropyReader: JPEGBitReading {}
+
 /// One Huffman table from a DHT segment, ready to decode (ITU T.81 F.2.2.3). The block loops read it through a
 /// `Lookup` (plain pointers, no reference counting); the table owns the memory they point at.
 struct JPEGHuffmanTable {
@@ -23,7 +37,7 @@ struct JPEGHuffmanTable {
 
         /// Decodes one symbol from the reader, or nil when the bits form no code.
         @_transparent
-        func decode(_ reader: inout JPEGEntropyReader) -> UInt8? {
+        func decode<Reader: JPEGBitReading>(_ reader: inout Reader) -> UInt8? {
             reader.fill()
             var entry = symbol[Int(reader.peek(lookupBits))]
             if entry == 0 {
@@ -52,7 +66,7 @@ struct JPEGHuffmanTable {
         /// value in the low 4) and the value after it, sign-extended; the value is 0 when the size is. Short codes
         /// take one lookup for all three. Nil when the bits form no code.
         @_transparent
-        func decodeCoefficient(_ reader: inout JPEGEntropyReader) -> (run: Int, size: Int, value: Int)? {
+        func decodeCoefficient<Reader: JPEGBitReading>(_ reader: inout Reader) -> (run: Int, size: Int, value: Int)? {
             reader.fill()
             let entry = fast[Int(reader.peek(lookupBits))]
             if entry != 0 {
@@ -62,6 +76,21 @@ struct JPEGHuffmanTable {
             guard let symbol = decode(&reader) else { return nil }
             let size = Int(symbol & 15)
             return (Int(symbol >> 4), size, size == 0 ? 0 : reader.readSigned(size))
+        }
+
+        /// Each symbol's code for writing it: the code in the high 24 bits and its length in the low 8, 0 for a
+        /// symbol the table has no code for.
+        var encodingTable: [UInt32] {
+            var table = [UInt32](repeating: 0, count: 256)
+            var index = 0
+            for length in 1...16 where maxCode[length] >= 0 {
+                let last = Int(maxCode[length])
+                for code in (index - Int(offset[length]))...last {
+                    table[Int(symbols[code + Int(offset[length])])] = UInt32(code) << 8 | UInt32(length)
+                }
+                index = last + Int(offset[length]) + 1
+            }
+            return table
         }
 
         private var lookupBits: Int { JPEGHuffmanTable.lookupBits }

@@ -1,0 +1,318 @@
+/// Cuts a JPEG down to its top-left corner, or stretches it a pixel or two past its real pixels, in its
+/// entropy-coded data: what `JPEGCoefficientCrop` makes through libjpeg, without libjpeg's decode and encode of the
+/// whole JPEG. The scan is walked once in Swift to find where each MCU's bits start and end; the corner's MCUs are
+/// then copied bit for bit, and only those that change are coded again with the JPEG's own Huffman tables: the
+/// blocks along a stretched edge (`JPEGCoefficientCrop.EdgeBlocks`), the MCUs past the source's, and an MCU whose
+/// DC prediction differs from the source's (the first of each row when the rows get shorter). The headers are the
+/// source's, the frame's size changed.
+///
+/// Only a baseline or extended sequential Huffman JPEG of 8-bit samples with one scan of every component and no
+/// restart markers, of at most `maxPixels`, is spliced (every stored tile libvips, libtiff and Tessera write); `topLeft` answers nil for
+/// anything else, and where a changed block needs a code the tables lack, so that the caller crops through libjpeg.
+enum JPEGEntropySplice {
+    /// The top-left `size` of `jpeg` (a complete JPEG file) whose real pixels are its top-left `content` (the
+    /// whole JPEG when nil), as `JPEGCoefficientCrop.topLeft` defines it; nil when this JPEG cannot be spliced.
+    static func topLeft(of jpeg: [UInt8], size: Size, content: Size?, name: String) throws -> [UInt8]? {
+        let index = try JPEGScanIndex(input: .bytes(jpeg, name: name))
+        let frame = index.frame
+        let content = content ?? Size(width: frame.width, height: frame.height)
+        let reach = JPEGCoefficientCrop.maxExtension
+        guard frame.isHuffmanSequential, frame.precision == 8, index.scans.count == 1, let scan = index.scans.first,
+              scan.restartInterval == 0, scan.components == Array(frame.components.indices),
+              scan.spectralStart == 0, scan.spectralEnd == 63, scan.dcTables.count == frame.components.count,
+              scan.acTables.count == frame.components.count, frame.components.count <= 4,
+              frame.width * frame.height <= maxPixels,
+              size.width >= 1, size.height >= 1, size.width <= 0xFFFF, size.height <= 0xFFFF,
+              content.width >= 1, content.height >= 1, content.width <= frame.width, content.height <= frame.height,
+              size.width <= content.width + reach, size.height <= content.height + reach,
+              let header = headers(of: jpeg, frame: frame, until: scan.dataOffset)
+        else { return nil }
+        var splice = Splice(frame: frame, scan: scan, size: size, content: content, tables: header.quantization)
+        return try jpeg.withUnsafeBufferPointer { bytes in
+            try splice.run(on: UnsafeBufferPointer(rebasing: bytes[scan.dataOffset...]), name: name)
+        }.map { data in
+            var output = Array(jpeg[..<scan.dataOffset])
+            output[header.frameOffset + 1] = UInt8(size.height >> 8)
+            output[header.frameOffset + 2] = UInt8(size.height & 0xFF)
+            output[header.frameOffset + 3] = UInt8(size.width >> 8)
+            output[header.frameOffset + 4] = UInt8(size.width & 0xFF)
+            return output + data + [0xFF, 0xD9]
+        }
+    }
+
+    /// The largest JPEG spliced, in pixels: its coefficients are held while it is (a tile's are 256 x 256 or so).
+    static let maxPixels = 1 << 24
+
+    /// Where the frame header's payload starts, and the quantisation tables (natural order) in force at the
+    /// scan, from the segments before `end`; nil when the frame header is not found.
+    private static func headers(of jpeg: [UInt8], frame: JPEGFrameHeader, until end: Int)
+        -> (frameOffset: Int, quantization: [[Float]?])? {
+        jpeg.withUnsafeBytes { all in
+            let bytes = UnsafeRawBufferPointer(rebasing: all[..<end])
+            var tokenizer = JPEGMarkerTokenizer()
+            var frameOffset: Int?, tables = [[Float]?](repeating: nil, count: 4)
+            let order = JPEGScanState.naturalOrder
+            while let token = tokenizer.next(in: bytes) {
+                guard case let .segment(segment) = token, segment.payload.upperBound <= bytes.count else { continue }
+                if segment.marker == 0xC0 || segment.marker == 0xC1 {
+                    frameOffset = segment.payload.lowerBound
+                } else if segment.marker == 0xDB {
+                    var at = segment.payload.lowerBound
+                    while at < segment.payload.upperBound {
+                        let wide = bytes[at] >> 4 != 0, number = Int(bytes[at] & 15)
+                        let length = 1 + 64 * (wide ? 2 : 1)
+                        guard number < 4, at + length <= segment.payload.upperBound else { return nil }
+                        var table = [Float](repeating: 0, count: 64)
+                        for k in 0..<64 {
+                            let value = wide ? Int(bytes[at + 1 + 2 * k]) << 8 | Int(bytes[at + 2 + 2 * k]) : Int(bytes[at + 1 + k])
+                            table[order[k]] = Float(value)
+                        }
+                        tables[number] = table
+                        at += length
+                    }
+                }
+            }
+            guard let frameOffset else { return nil }
+            return (frameOffset, frame.components.map { tables[$0.quantizationTable] })
+        }
+    }
+
+    /// One splice's geometry and its source's coefficients, decoded MCU row by MCU row as far as the corner needs.
+    private struct Splice {
+        let frame: JPEGFrameHeader
+        let scan: JPEGScanIndex.Scan
+        let size: Size, content: Size
+        let tables: [[Float]?]
+        /// Each component's sampling factors (1 x 1 for a one-component JPEG, whose scan codes blocks, not MCUs).
+        let sampling: [(horizontal: Int, vertical: Int)]
+        let maxSampling: (Int, Int)
+        /// MCUs across and down: the source's, and the corner's.
+        let sourceMCUs: (across: Int, down: Int), mcus: (across: Int, down: Int)
+        /// MCU rows of the source decoded: those the corner keeps.
+        let rows: Int
+
+        init(frame: JPEGFrameHeader, scan: JPEGScanIndex.Scan, size: Size, content: Size, tables: [[Float]?]) {
+            self.frame = frame
+            self.scan = scan
+            self.size = size
+            self.content = content
+            self.tables = tables
+            sampling = frame.components.count == 1 ? [(1, 1)] : frame.components.map { ($0.horizontal, $0.vertical) }
+            maxSampling = (sampling.map(\.horizontal).max()!, sampling.map(\.vertical).max()!)
+            let mcuWidth = 8 * maxSampling.0, mcuHeight = 8 * maxSampling.1
+            sourceMCUs = ((frame.width + mcuWidth - 1) / mcuWidth, (frame.height + mcuHeight - 1) / mcuHeight)
+            mcus = ((size.width + mcuWidth - 1) / mcuWidth, (size.height + mcuHeight - 1) / mcuHeight)
+            rows = min(sourceMCUs.down, mcus.down)
+        }
+
+        /// Why a splice gives up for libjpeg to crop instead.
+        private struct Declined: Error {}
+
+        /// The corner's entropy-coded data from the source's (`data`, from the first byte after the scan header);
+        /// nil when it cannot be spliced.
+        mutating func run(on data: UnsafeBufferPointer<UInt8>, name: String) throws -> [UInt8]? {
+            let unstuffed = Self.unstuffed(data)
+            defer { unstuffed.bytes.deallocate() }
+            let components = sampling.count
+            // Each component's decoded blocks, `sourceMCUs.across * horizontal` to a row, and where each MCU's bits
+            // start (and the last one's end).
+            let blocksAcross = sampling.map { sourceMCUs.across * $0.horizontal }
+            let planeCounts = (0..<components).map { blocksAcross[$0] * rows * sampling[$0].vertical * 64 }
+            let coefficients = UnsafeMutablePointer<Int16>.allocate(capacity: planeCounts.reduce(0, +))
+            defer { coefficients.deallocate() }
+            coefficients.initialize(repeating: 0, count: planeCounts.reduce(0, +))
+            let planes = (0..<components).map { coefficients + planeCounts[..<$0].reduce(0, +) }
+            var starts = [Int](repeating: 0, count: rows * sourceMCUs.across + 1)
+            var cursor = JPEGBitCursor(bytes: unstuffed.bytes, bitCount: unstuffed.bitCount)
+            let dc = scan.dcTables.map(\.lookup), ac = scan.acTables.map(\.lookup), order = JPEGScanState.naturalOrder
+            var predictions = [Int](repeating: 0, count: components)
+            for mcu in 0..<rows * sourceMCUs.across {
+                starts[mcu] = cursor.position
+                let (across, down) = (mcu % sourceMCUs.across, mcu / sourceMCUs.across)
+                for c in 0..<components {
+                    let (horizontal, vertical) = sampling[c]
+                    for v in 0..<vertical {
+                        for h in 0..<horizontal {
+                            let block = planes[c] + ((down * vertical + v) * blocksAcross[c] + across * horizontal + h) * 64
+                            guard Self.decode(into: block, from: &cursor, dc: dc[c], ac: ac[c], order: order,
+                                              prediction: &predictions[c]), !cursor.overran else { return nil }
+                        }
+                    }
+                }
+            }
+            starts[rows * sourceMCUs.across] = cursor.position
+            do {
+                return try write(planes: planes, starts: starts, bits: unstuffed.bytes)
+            } catch is Declined {
+                return nil
+            }
+        }
+
+        /// The corner's MCUs in order: copied where the source codes the same blocks from the same prediction,
+        /// coded again otherwise.
+        private func write(planes: [UnsafeMutablePointer<Int16>], starts: [Int], bits: UnsafePointer<UInt8>) throws
+            -> [UInt8] {
+            let components = sampling.count
+            let blocksAcross = sampling.map { sourceMCUs.across * $0.horizontal }
+            let encoding = (scan.dcTables.map(\.lookup.encodingTable), scan.acTables.map(\.lookup.encodingTable))
+            var writer = JPEGBitWriter(bits: starts.last!)
+            var predictions = [Int](repeating: 0, count: components)
+            var block = [Int16](repeating: 0, count: 64)
+            var edges = try (0..<components).map { c in
+                let plane = planes[c], across = blocksAcross[c], down = rows * sampling[c].vertical
+                guard let table = tables[c] else { throw Declined() }
+                return JPEGCoefficientCrop.EdgeBlocks(
+                    content: content, size: size, sampling: sampling[c], maxSampling: maxSampling, table: table,
+                    sourceColumns: across, sourceRows: down
+                ) { column, row in
+                    guard column < across, row < down else { throw Declined() }
+                    return UnsafePointer(plane + (row * across + column) * 64)
+                }
+            }
+            /// The DC of the last block of component `c` in the source's MCU at `across`, `down`.
+            func lastDC(_ c: Int, _ across: Int, _ down: Int) -> Int {
+                let (horizontal, vertical) = sampling[c]
+                return Int(planes[c][(((down + 1) * vertical - 1) * blocksAcross[c] + (across + 1) * horizontal - 1) * 64])
+            }
+            // The MCU columns and rows holding a block that meets the edge, in any component.
+            let editedColumns = (0..<mcus.across).map { across in
+                (0..<components).contains { c in
+                    (0..<sampling[c].horizontal).contains { edges[c].columnMeetsEdge(across * sampling[c].horizontal + $0) }
+                }
+            }
+            let editedRows = (0..<mcus.down).map { down in
+                (0..<components).contains { c in
+                    (0..<sampling[c].vertical).contains { edges[c].rowMeetsEdge(down * sampling[c].vertical + $0) }
+                }
+            }
+            for down in 0..<mcus.down {
+                for across in 0..<mcus.across {
+                    let inSource = across < sourceMCUs.across && down < rows
+                    let changed = !inSource || editedColumns[across] || editedRows[down]
+                    if !changed {
+                        // The source's prediction at this MCU: its previous MCU's last DCs, 0 at the start.
+                        let mcu = down * sourceMCUs.across + across
+                        let same = mcu == 0 ? predictions.allSatisfy { $0 == 0 } : (0..<components).allSatisfy {
+                            predictions[$0] == lastDC($0, (mcu - 1) % sourceMCUs.across, (mcu - 1) / sourceMCUs.across)
+                        }
+                        if same {
+                            writer.copy(bits, from: starts[mcu], to: starts[mcu + 1])
+                            for c in 0..<components { predictions[c] = lastDC(c, across, down) }
+                            continue
+                        }
+                    }
+                    for c in 0..<components {
+                        let (horizontal, vertical) = sampling[c]
+                        for v in 0..<vertical {
+                            for h in 0..<horizontal {
+                                let column = across * horizontal + h, row = down * vertical + v
+                                try block.withUnsafeMutableBufferPointer { block in
+                                    let target = block.baseAddress!
+                                    if edges[c].meetsEdge(column: column, row: row) {
+                                        try edges[c].extend(into: target, column: column, row: row)
+                                    } else if column < blocksAcross[c], row < rows * vertical {
+                                        target.update(from: planes[c] + (row * blocksAcross[c] + column) * 64,
+                                                      count: 64)
+                                    } else {
+                                        // Past the corner and past the source: never shown.
+                                        target.update(repeating: 0, count: 64)
+                                    }
+                                    guard Self.encode(target, prediction: predictions[c], dc: encoding.0[c],
+                                                      ac: encoding.1[c], into: &writer) else { throw Declined() }
+                                    predictions[c] = Int(target[0])
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+
+            return writer.finish()
+        }
+
+        /// The scan's entropy-coded bytes up to the marker that ends them, stuffed zero bytes taken out, then 16
+        /// zero bytes (what `JPEGBitCursor` reads past the end); the caller deallocates `bytes`.
+        static func unstuffed(_ data: UnsafeBufferPointer<UInt8>) -> (bytes: UnsafeMutablePointer<UInt8>, bitCount: Int) {
+            let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: data.count + 16)
+            var count = 0, at = 0
+            while at < data.count {
+                let byte = data[at]
+                if byte == 0xFF {
+                    guard at + 1 < data.count, data[at + 1] == 0 else { break }
+                    at += 1
+                }
+                bytes[count] = byte
+                count += 1
+                at += 1
+            }
+            (bytes + count).initialize(repeating: 0, count: 16)
+            return (bytes, 8 * count)
+        }
+
+        /// Decodes one block (T.81 F.2.2) into 64 coefficients in natural order; false on an invalid code or a run
+        /// past the block's end.
+        @inline(__always)
+        static func decode(into block: UnsafeMutablePointer<Int16>, from cursor: inout JPEGBitCursor,
+                           dc: JPEGHuffmanTable.Lookup, ac: JPEGHuffmanTable.Lookup, order: UnsafePointer<Int>,
+                           prediction: inout Int) -> Bool {
+            guard let (run, _, difference) = dc.decodeCoefficient(&cursor), run == 0 else { return false }
+            prediction &+= difference
+            block.pointee = Int16(truncatingIfNeeded: prediction)
+            var k = 1
+            while k < 64 {
+                guard let (run, size, value) = ac.decodeCoefficient(&cursor) else { return false }
+                if size != 0 {
+                    k += run
+                    guard k < 64 else { return false }
+                    block[order[k]] = Int16(truncatingIfNeeded: value)
+                    k += 1
+                } else if run == 15 {
+                    k += 16
+                } else {
+                    break
+                }
+            }
+            return true
+        }
+
+        /// Codes one block (T.81 F.1.2) with the tables' codes (`encodingTable`); false when a symbol has no code
+        /// or a value is too large for 8-bit samples.
+        static func encode(_ block: UnsafePointer<Int16>, prediction: Int, dc: [UInt32], ac: [UInt32],
+                           into writer: inout JPEGBitWriter) -> Bool {
+            /// A value's size in bits and those bits (a negative value's ones' complement), F.1.2.1.
+            func magnitude(_ value: Int) -> (size: Int, bits: UInt32) {
+                let size = value == 0 ? 0 : Int.bitWidth - abs(value).leadingZeroBitCount
+                return (size, UInt32(truncatingIfNeeded: value < 0 ? value - 1 : value))
+            }
+            func put(_ symbol: Int, _ table: [UInt32]) -> Bool {
+                let code = table[symbol]
+                guard code != 0 else { return false }
+                writer.write(code >> 8, bits: Int(code & 0xFF))
+                return true
+            }
+            let difference = magnitude(Int(block[0]) - prediction)
+            guard difference.size <= 11, put(difference.size, dc) else { return false }
+            writer.write(difference.bits, bits: difference.size)
+            // The nonzero AC coefficients, bit k for zigzag position k, visited in order.
+            let order = JPEGScanState.naturalOrder
+            var nonzero: UInt64 = 0
+            for k in 1..<64 { nonzero |= (block[order[k]] != 0 ? 1 : 0) << UInt64(k) }
+            var previous = 0
+            while nonzero != 0 {
+                let k = nonzero.trailingZeroBitCount
+                nonzero &= nonzero - 1
+                var run = k - previous - 1
+                while run > 15 {
+                    guard put(0xF0, ac) else { return false }
+                    run -= 16
+                }
+                let coded = magnitude(Int(block[order[k]]))
+                guard coded.size <= 10, put(run << 4 | coded.size, ac) else { return false }
+                writer.write(coded.bits, bits: coded.size)
+                previous = k
+            }
+            let run = 63 - previous
+            return run == 0 || put(0x00, ac)
+        }
+    }
+}
