@@ -27,9 +27,9 @@ enum JPEGEntropySplice {
               size.width <= content.width + reach, size.height <= content.height + reach,
               let header = headers(of: jpeg, frame: frame, until: scan.dataOffset)
         else { return nil }
-        var splice = Splice(frame: frame, scan: scan, size: size, content: content, tables: header.quantization)
+        let splice = Splice(frame: frame, scan: scan, size: size, content: content, tables: header.quantization)
         return try jpeg.withUnsafeBufferPointer { bytes in
-            try splice.run(on: UnsafeBufferPointer(rebasing: bytes[scan.dataOffset...]), name: name)
+            try splice.run(on: UnsafeBufferPointer(rebasing: bytes[scan.dataOffset...]))
         }.map { data in
             var output = Array(jpeg[..<scan.dataOffset])
             output[header.frameOffset + 1] = UInt8(size.height >> 8)
@@ -110,7 +110,7 @@ enum JPEGEntropySplice {
 
         /// The corner's entropy-coded data from the source's (`data`, from the first byte after the scan header);
         /// nil when it cannot be spliced.
-        mutating func run(on data: UnsafeBufferPointer<UInt8>, name: String) throws -> [UInt8]? {
+        func run(on data: UnsafeBufferPointer<UInt8>) throws -> [UInt8]? {
             let unstuffed = Self.unstuffed(data)
             defer { unstuffed.bytes.deallocate() }
             let components = sampling.count
