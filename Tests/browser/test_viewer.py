@@ -164,8 +164,11 @@ def test_cache_stays_within_budget_over_500_random_views(server, browser):
 
 def slow_network(driver, latency_ms):
     """Every request from `driver` takes at least `latency_ms` (0 restores the real network), so a test of what
-    happens to requests in flight does not depend on how fast the loopback server answers."""
+    happens to requests in flight does not depend on how fast the loopback server answers. The browser's cache is
+    off meanwhile: tiles are cacheable for a day, and those an earlier test fetched would otherwise arrive from it
+    at once, never in flight."""
     driver.execute_cdp_cmd("Network.enable", {})
+    driver.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": latency_ms > 0})
     driver.execute_cdp_cmd("Network.emulateNetworkConditions", {
         "offline": False, "latency": latency_ms, "downloadThroughput": -1, "uploadThroughput": -1})
 
