@@ -25,17 +25,18 @@ enum JPEGEntropySplice {
               size.width >= 1, size.height >= 1, size.width <= 0xFFFF, size.height <= 0xFFFF,
               content.width >= 1, content.height >= 1, content.width <= frame.width, content.height <= frame.height,
               size.width <= content.width + reach, size.height <= content.height + reach,
-              let header = headers(of: jpeg, frame: frame, until: scan.dataOffset)
+              index.quantization.allSatisfy({ $0 != nil })
         else { return nil }
-        let splice = Splice(frame: frame, scan: scan, size: size, content: content, tables: header.quantization)
+        let splice = Splice(frame: frame, scan: scan, size: size, content: content,
+                            tables: index.quantization.map { $0!.map(Float.init) })
         return try jpeg.withUnsafeBufferPointer { bytes in
             try splice.run(on: UnsafeBufferPointer(rebasing: bytes[scan.dataOffset...]))
         }.map { data in
             var output = Array(jpeg[..<scan.dataOffset])
-            output[header.frameOffset + 1] = UInt8(size.height >> 8)
-            output[header.frameOffset + 2] = UInt8(size.height & 0xFF)
-            output[header.frameOffset + 3] = UInt8(size.width >> 8)
-            output[header.frameOffset + 4] = UInt8(size.width & 0xFF)
+            output[index.frameOffset + 1] = UInt8(size.height >> 8)
+            output[index.frameOffset + 2] = UInt8(size.height & 0xFF)
+            output[index.frameOffset + 3] = UInt8(size.width >> 8)
+            output[index.frameOffset + 4] = UInt8(size.width & 0xFF)
             return output + data + [0xFF, 0xD9]
         }
     }
@@ -43,46 +44,13 @@ enum JPEGEntropySplice {
     /// The largest JPEG spliced, in pixels: its coefficients are held while it is (a tile's are 256 x 256 or so).
     static let maxPixels = 1 << 24
 
-    /// Where the frame header's payload starts, and the quantisation tables (natural order) in force at the
-    /// scan, from the segments before `end`; nil when the frame header is not found.
-    private static func headers(of jpeg: [UInt8], frame: JPEGFrameHeader, until end: Int)
-        -> (frameOffset: Int, quantization: [[Float]?])? {
-        jpeg.withUnsafeBytes { all in
-            let bytes = UnsafeRawBufferPointer(rebasing: all[..<end])
-            var tokenizer = JPEGMarkerTokenizer()
-            var frameOffset: Int?, tables = [[Float]?](repeating: nil, count: 4)
-            let order = JPEGScanState.naturalOrder
-            while let token = tokenizer.next(in: bytes) {
-                guard case let .segment(segment) = token, segment.payload.upperBound <= bytes.count else { continue }
-                if segment.marker == 0xC0 || segment.marker == 0xC1 {
-                    frameOffset = segment.payload.lowerBound
-                } else if segment.marker == 0xDB {
-                    var at = segment.payload.lowerBound
-                    while at < segment.payload.upperBound {
-                        let wide = bytes[at] >> 4 != 0, number = Int(bytes[at] & 15)
-                        let length = 1 + 64 * (wide ? 2 : 1)
-                        guard number < 4, at + length <= segment.payload.upperBound else { return nil }
-                        var table = [Float](repeating: 0, count: 64)
-                        for k in 0..<64 {
-                            let value = wide ? Int(bytes[at + 1 + 2 * k]) << 8 | Int(bytes[at + 2 + 2 * k]) : Int(bytes[at + 1 + k])
-                            table[order[k]] = Float(value)
-                        }
-                        tables[number] = table
-                        at += length
-                    }
-                }
-            }
-            guard let frameOffset else { return nil }
-            return (frameOffset, frame.components.map { tables[$0.quantizationTable] })
-        }
-    }
-
     /// One splice's geometry and its source's coefficients, decoded MCU row by MCU row as far as the corner needs.
     private struct Splice {
         let frame: JPEGFrameHeader
         let scan: JPEGScanIndex.Scan
         let size: Size, content: Size
-        let tables: [[Float]?]
+        /// Each component's quantisation table, natural order.
+        let tables: [[Float]]
         /// Each component's sampling factors (1 x 1 for a one-component JPEG, whose scan codes blocks, not MCUs).
         let sampling: [(horizontal: Int, vertical: Int)]
         let maxSampling: (Int, Int)
@@ -90,8 +58,10 @@ enum JPEGEntropySplice {
         let sourceMCUs: (across: Int, down: Int), mcus: (across: Int, down: Int)
         /// MCU rows of the source decoded: those the corner keeps.
         let rows: Int
+        /// Each component's blocks in a row of the source's MCUs.
+        let blocksAcross: [Int]
 
-        init(frame: JPEGFrameHeader, scan: JPEGScanIndex.Scan, size: Size, content: Size, tables: [[Float]?]) {
+        init(frame: JPEGFrameHeader, scan: JPEGScanIndex.Scan, size: Size, content: Size, tables: [[Float]]) {
             self.frame = frame
             self.scan = scan
             self.size = size
@@ -103,6 +73,8 @@ enum JPEGEntropySplice {
             sourceMCUs = ((frame.width + mcuWidth - 1) / mcuWidth, (frame.height + mcuHeight - 1) / mcuHeight)
             mcus = ((size.width + mcuWidth - 1) / mcuWidth, (size.height + mcuHeight - 1) / mcuHeight)
             rows = min(sourceMCUs.down, mcus.down)
+            let across = sourceMCUs.across
+            blocksAcross = sampling.map { across * $0.horizontal }
         }
 
         /// Why a splice gives up for libjpeg to crop instead.
@@ -116,7 +88,6 @@ enum JPEGEntropySplice {
             let components = sampling.count
             // Each component's decoded blocks, `sourceMCUs.across * horizontal` to a row, and where each MCU's bits
             // start (and the last one's end).
-            let blocksAcross = sampling.map { sourceMCUs.across * $0.horizontal }
             let planeCounts = (0..<components).map { blocksAcross[$0] * rows * sampling[$0].vertical * 64 }
             let coefficients = UnsafeMutablePointer<Int16>.allocate(capacity: planeCounts.reduce(0, +))
             defer { coefficients.deallocate() }
@@ -153,16 +124,14 @@ enum JPEGEntropySplice {
         private func write(planes: [UnsafeMutablePointer<Int16>], starts: [Int], bits: UnsafePointer<UInt8>) throws
             -> [UInt8] {
             let components = sampling.count
-            let blocksAcross = sampling.map { sourceMCUs.across * $0.horizontal }
             let encoding = (scan.dcTables.map(\.lookup.encodingTable), scan.acTables.map(\.lookup.encodingTable))
             var writer = JPEGBitWriter(bits: starts.last!)
             var predictions = [Int](repeating: 0, count: components)
             var block = [Int16](repeating: 0, count: 64)
-            var edges = try (0..<components).map { c in
+            var edges = (0..<components).map { c in
                 let plane = planes[c], across = blocksAcross[c], down = rows * sampling[c].vertical
-                guard let table = tables[c] else { throw Declined() }
                 return JPEGCoefficientCrop.EdgeBlocks(
-                    content: content, size: size, sampling: sampling[c], maxSampling: maxSampling, table: table,
+                    content: content, size: size, sampling: sampling[c], maxSampling: maxSampling, table: tables[c],
                     sourceColumns: across, sourceRows: down
                 ) { column, row in
                     guard column < across, row < down else { throw Declined() }
@@ -258,21 +227,7 @@ enum JPEGEntropySplice {
             guard let (run, _, difference) = dc.decodeCoefficient(&cursor), run == 0 else { return false }
             prediction &+= difference
             block.pointee = Int16(truncatingIfNeeded: prediction)
-            var k = 1
-            while k < 64 {
-                guard let (run, size, value) = ac.decodeCoefficient(&cursor) else { return false }
-                if size != 0 {
-                    k += run
-                    guard k < 64 else { return false }
-                    block[order[k]] = Int16(truncatingIfNeeded: value)
-                    k += 1
-                } else if run == 15 {
-                    k += 16
-                } else {
-                    break
-                }
-            }
-            return true
+            return ac.decodeSequentialAC(&cursor, into: block, order: order, keeping: true)
         }
 
         /// Codes one block (T.81 F.1.2) with the tables' codes (`encodingTable`); false when a symbol has no code

@@ -30,9 +30,13 @@ struct JPEGScanIndex {
 
     let frame: JPEGFrameHeader
     let scans: [Scan]
-    /// Each component's DC dequantisation factor: entry 0 of its table as latched at its first scan (nil when the
-    /// table was not defined then, or the component is in no scan).
-    let dcQuantization: [Int?]
+    /// Each component's quantisation table, 64 factors in natural order, as latched at its first scan (nil when
+    /// the table was not defined then, or the component is in no scan).
+    let quantization: [[Int]?]
+    /// Each component's DC dequantisation factor: entry 0 of its table in `quantization`.
+    var dcQuantization: [Int?] { quantization.map { $0?[0] } }
+    /// The file offset of the frame header's payload (its precision byte; height and width follow).
+    let frameOffset: Int
     /// Whether an APP0 JFIF segment and an APP14 Adobe segment (with its colour transform) were seen.
     let sawJFIF: Bool
     let adobeTransform: Int?
@@ -49,8 +53,9 @@ struct JPEGScanIndex {
         var scans: [Scan] = []
         var dcTables = [JPEGHuffmanTable?](repeating: nil, count: 4)
         var acTables = [JPEGHuffmanTable?](repeating: nil, count: 4)
-        var quantization = [Int?](repeating: nil, count: 4)
-        var latched: [Int?] = []
+        var quantization = [[Int]?](repeating: nil, count: 4)
+        var latched: [[Int]?] = []
+        var frameOffset = 0
         var restartInterval = 0, sawJFIF = false, adobeTransform: Int?
         var complete = false, first = true
         walk: while let token = try file.next(&tokenizer) {
@@ -88,8 +93,13 @@ struct JPEGScanIndex {
                     guard table < 4, end <= payload.count else {
                         throw TesseraError.corrupt(path: name, detail: "a quantisation table is malformed")
                     }
-                    quantization[table] = wide ? Int(payload[index + 1]) << 8 | Int(payload[index + 2])
-                        : Int(payload[index + 1])
+                    // Stored in zigzag order.
+                    var factors = [Int](repeating: 0, count: 64)
+                    for k in 0..<64 {
+                        factors[JPEGScanState.naturalOrder[k]] = wide
+                            ? Int(payload[index + 1 + 2 * k]) << 8 | Int(payload[index + 2 + 2 * k]) : Int(payload[index + 1 + k])
+                    }
+                    quantization[table] = factors
                     index = end
                 }
             case 0xDD:
@@ -103,7 +113,8 @@ struct JPEGScanIndex {
                 guard frame == nil else { throw TesseraError.corrupt(path: name, detail: "the file has two frame headers") }
                 let header = try JPEGFrameHeader(payload: payload[...], marker: marker, name: name)
                 frame = header
-                latched = [Int?](repeating: nil, count: header.components.count)
+                frameOffset = segment.payload.lowerBound
+                latched = [[Int]?](repeating: nil, count: header.components.count)
             case 0xDA:
                 guard let frame else { throw TesseraError.corrupt(path: name, detail: "a scan comes before the frame header") }
                 var scan = try Self.scanHeader(payload, frame: frame, name: name)
@@ -152,7 +163,8 @@ struct JPEGScanIndex {
         guard let frame else { throw TesseraError.truncated(path: name, detail: "before the frame header") }
         self.frame = frame
         self.scans = scans
-        self.dcQuantization = latched
+        self.quantization = latched
+        self.frameOffset = frameOffset
         self.sawJFIF = sawJFIF
         self.adobeTransform = adobeTransform
         self.isComplete = complete

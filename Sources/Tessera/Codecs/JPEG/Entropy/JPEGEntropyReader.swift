@@ -83,9 +83,9 @@ struct JPEGEntropyReader {
     }
 
     private var bytes: Bytes
-    private var buffer: UInt64 = 0
+    var buffer: UInt64 = 0
     /// Valid bits in `buffer`, the zero bits fed past a marker included.
-    private var count = 0
+    var bufferedBits = 0
     /// The marker that ended the data (its second byte), or nil while data remains; 0 when the file ended.
     var marker: UInt8? { bytes.marker }
 
@@ -117,13 +117,13 @@ struct JPEGEntropyReader {
 
     /// Where the reader is now, as a bit position when it can be.
     var snapshot: Snapshot {
-        let whole = Snapshot(offset: bytes.chunkStart + bytes.index, buffer: buffer, count: count,
+        let whole = Snapshot(offset: bytes.chunkStart + bytes.index, buffer: buffer, count: bufferedBits,
                              padding: bytes.padding, marker: bytes.marker)
         guard bytes.marker == nil, bytes.padding == 0 else { return whole }
         // Walk back over the bytes the buffered bits came from: a stuffed 0xFF took two, 0xFF 0x00.
         let chunk = bytes.chunk
         var at = bytes.index
-        for _ in 0..<(count + 7) / 8 {
+        for _ in 0..<(bufferedBits + 7) / 8 {
             guard at >= 3 else { return whole }
             if chunk[at - 1] == 0 && chunk[at - 2] == 0xFF {
                 // Fill bytes before a stuffed 0xFF would make the walk ambiguous.
@@ -133,7 +133,7 @@ struct JPEGEntropyReader {
                 at -= 1
             }
         }
-        return Snapshot(offset: bytes.chunkStart + at, skip: (8 - count % 8) % 8)
+        return Snapshot(offset: bytes.chunkStart + at, skip: (8 - bufferedBits % 8) % 8)
     }
 
     /// Moves to `snapshot`, taken from a reader of the same file: within the chunk held, without reading.
@@ -148,7 +148,7 @@ struct JPEGEntropyReader {
             bytes.readSize = Self.firstReadSize
         }
         buffer = snapshot.buffer
-        count = snapshot.count
+        bufferedBits = snapshot.count
         bytes.padding = snapshot.padding
         bytes.marker = snapshot.marker
         if snapshot.skip > 0 {
@@ -158,13 +158,13 @@ struct JPEGEntropyReader {
     }
 
     /// Whether bits past the end of the data were consumed: the scan's data is cut short or corrupt.
-    var overran: Bool { count < bytes.padding }
+    var overran: Bool { bufferedBits < bytes.padding }
 
     /// Makes at least 32 bits available: a code and the value after it (16 + 16 bits at most). Reads when fewer
     /// are left, then up to 57 or more.
     @_transparent
     mutating func fill() {
-        if count < 32 { refill() }
+        if bufferedBits < 32 { refill() }
     }
 
     /// Tops the buffer up to at least 57 bits: where the next 8 bytes of the chunk hold no 0xFF (so no stuffed
@@ -177,40 +177,12 @@ struct JPEGEntropyReader {
             // A byte of `word` is 0xFF exactly when that byte of `~word` is zero.
             let inverted = ~word
             if (inverted &- 0x0101_0101_0101_0101) & ~inverted & 0x8080_8080_8080_8080 == 0 {
-                let taken = (64 - count) & ~7
-                buffer |= (taken == 64 ? word : word & ~(UInt64.max &>> UInt64(taken))) &>> UInt64(count)
-                count &+= taken
-                bytes.index = at &+ taken >> 3
+                bytes.index = at &+ append(word)
                 return
             }
         }
-        (buffer, count) = bytes.refilled(buffer, count: count)
+        (buffer, bufferedBits) = bytes.refilled(buffer, count: bufferedBits)
     }
-
-    /// The next `bits` bits (1...32) without consuming them; `fill()` must have run.
-    @_transparent
-    func peek(_ bits: Int) -> UInt32 { UInt32(truncatingIfNeeded: buffer &>> UInt64(64 - bits)) }
-
-    /// Drops the next `bits` bits (0...63).
-    @_transparent
-    mutating func consume(_ bits: Int) {
-        buffer &<<= UInt64(bits)
-        count &-= bits
-    }
-
-    /// Reads `bits` bits (0...16) as an unsigned number.
-    @_transparent
-    mutating func read(_ bits: Int) -> Int {
-        guard bits > 0 else { return 0 }
-        fill()
-        let value = Int(peek(bits))
-        consume(bits)
-        return value
-    }
-
-    /// Reads the `size` bits (1...16) of a coefficient difference and extends their sign.
-    @_transparent
-    mutating func readSigned(_ size: Int) -> Int { Self.extend(read(size), size: size) }
 
     /// The coefficient difference whose `size` (1...16) bits are `raw` (T.81 F.2.2.1, EXTEND): those below
     /// 1 << (size - 1) are negative.
@@ -223,7 +195,7 @@ struct JPEGEntropyReader {
     /// `number` = n. Returns false when another marker, or the end of the file, is there instead.
     mutating func restart(expecting number: Int) -> Bool {
         buffer = 0
-        count = 0
+        bufferedBits = 0
         // The interval's last byte may have been consumed before the marker was seen; it follows (after any fill).
         return bytes.restart(expecting: number)
     }

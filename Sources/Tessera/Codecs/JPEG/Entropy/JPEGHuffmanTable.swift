@@ -1,17 +1,3 @@
-/// What Huffman codes are read from: a left-aligned window of the next bits of a scan's entropy-coded data.
-protocol JPEGBitReading {
-    /// Makes at least 32 bits available to `peek`.
-    mutating func fill()
-    /// The next `bits` bits (1...32) without consuming them.
-    func peek(_ bits: Int) -> UInt32
-    /// Drops the next `bits` bits.
-    mutating func consume(_ bits: Int)
-    /// Reads the `size` bits (1...16) of a coefficient difference and extends their sign.
-    mutating func readSigned(_ size: Int) -> Int
-}
-
-extension JPEGEntropyReader: JPEGBitReading {}
-
 /// One Huffman table from a DHT segment, ready to decode (ITU T.81 F.2.2.3). The block loops read it through a
 /// `Lookup` (plain pointers, no reference counting); the table owns the memory they point at.
 struct JPEGHuffmanTable {
@@ -76,6 +62,29 @@ struct JPEGHuffmanTable {
             guard let symbol = decode(&reader) else { return nil }
             let size = Int(symbol & 15)
             return (Int(symbol >> 4), size, size == 0 ? 0 : reader.readSigned(size))
+        }
+
+        /// The AC coefficients 1...63 of a sequential block (F.2.2.2), this being its AC table: run/size symbols
+        /// until EOB, each value stored at its natural position (`order`) in `block` when `keeping`, else decoded and
+        /// dropped. False on an invalid code or a run past the block's end.
+        @_transparent
+        func decodeSequentialAC<Reader: JPEGBitReading>(_ reader: inout Reader, into block: UnsafeMutablePointer<Int16>,
+                                                        order: UnsafePointer<Int>, keeping: Bool) -> Bool {
+            var k = 1
+            while k < 64 {
+                guard let (run, size, value) = decodeCoefficient(&reader) else { return false }
+                if size != 0 {
+                    k += run
+                    guard k < 64 else { return false }
+                    if keeping { block[order[k]] = Int16(truncatingIfNeeded: value) }
+                    k += 1
+                } else if run == 15 {
+                    k += 16
+                } else {
+                    break
+                }
+            }
+            return true
         }
 
         /// Each symbol's code for writing it: the code in the high 24 bits and its length in the low 8, 0 for a

@@ -130,22 +130,7 @@ struct JPEGScanState {
         if keepingAC { block.update(repeating: 0, count: 64) }
         guard let (run, _, difference) = dc.decodeCoefficient(&reader), run == 0 else { return false }
         block.pointee = Int16(truncatingIfNeeded: predict(position, difference))
-        let naturalOrder = order
-        var k = 1
-        while k < 64 {
-            guard let (run, size, value) = ac.decodeCoefficient(&reader) else { return false }
-            if size != 0 {
-                k += run
-                guard k < 64 else { return false }
-                if keepingAC { block[naturalOrder[k]] = Int16(truncatingIfNeeded: value) }
-                k += 1
-            } else if run == 15 {
-                k += 16
-            } else {
-                break
-            }
-        }
-        return true
+        return ac.decodeSequentialAC(&reader, into: block, order: order, keeping: keepingAC)
     }
 
     /// A DC refinement scan's block: one more bit, at `shift`.
