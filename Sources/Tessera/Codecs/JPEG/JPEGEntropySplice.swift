@@ -224,10 +224,13 @@ enum JPEGEntropySplice {
         static func decode(into block: UnsafeMutablePointer<Int16>, from cursor: inout JPEGBitCursor,
                            dc: JPEGHuffmanTable.Lookup, ac: JPEGHuffmanTable.Lookup, order: UnsafePointer<Int>,
                            prediction: inout Int) -> Bool {
-            guard let (run, _, difference) = dc.decodeCoefficient(&cursor), run == 0 else { return false }
+            // Decoded from a local copy, which stays in registers: through `inout` every bit consumed was stored.
+            var reader = cursor
+            defer { cursor = reader }
+            guard let (run, _, difference) = dc.decodeCoefficient(&reader), run == 0 else { return false }
             prediction &+= difference
             block.pointee = Int16(truncatingIfNeeded: prediction)
-            return ac.decodeSequentialAC(&cursor, into: block, order: order, keeping: true)
+            return ac.decodeSequentialAC(&reader, into: block, order: order, keeping: true)
         }
 
         /// Codes one block (T.81 F.1.2) with the tables' codes (`encodingTable`); false when a symbol has no code

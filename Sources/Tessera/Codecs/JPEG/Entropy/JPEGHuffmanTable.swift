@@ -1,6 +1,6 @@
 /// One Huffman table from a DHT segment, ready to decode (ITU T.81 F.2.2.3). The block loops read it through a
 /// `Lookup` (plain pointers, no reference counting); the table owns the memory they point at.
-struct JPEGHuffmanTable {
+struct JPEGHuffmanTable: Sendable {
     /// Bits looked up at once.
     static let lookupBits = 10
 
@@ -140,17 +140,40 @@ struct JPEGHuffmanTable {
     }
 
     /// Parses one table (16 counts, then the symbols) from `bytes` at `start`; returns the table and the index
-    /// after it.
+    /// after it. A table already made in this process for the same counts and symbols is reused (`shared`): the
+    /// tiles of a pyramidal TIFF share their tables, and making the lookups costs more than cutting a tile.
     static func parse(_ bytes: [UInt8], at start: Int, name: String) throws -> (table: JPEGHuffmanTable, end: Int) {
         guard start + 16 <= bytes.count else { throw TesseraError.corrupt(path: name, detail: "a Huffman table is cut short") }
         let counts = bytes[start..<start + 16].map(Int.init)
         let total = counts.reduce(0, +)
-        guard total <= 256, start + 16 + total <= bytes.count else {
+        let end = start + 16 + total
+        guard total <= 256, end <= bytes.count else {
             throw TesseraError.corrupt(path: name, detail: "a Huffman table declares \(total) codes")
         }
-        return (try JPEGHuffmanTable(counts: counts, symbols: Array(bytes[start + 16..<start + 16 + total]), name: name),
-                start + 16 + total)
+        let definition = Definition(bytes: Array(bytes[start..<end]))
+        if let table = shared.heldValue(for: definition) { return (table, end) }
+        // Made outside the cache, so that a malformed table's error names this file, and is never kept.
+        let table = try JPEGHuffmanTable(counts: counts, symbols: Array(definition.bytes[16...]), name: name)
+        return ((try? shared.value(for: definition) { table }) ?? table, end)
     }
+
+    /// A table's counts and symbols as a DHT segment has them, hashed as one run of bytes (an array's own hash
+    /// takes them one by one, which cost as much as making the table).
+    private struct Definition: Hashable, Sendable {
+        let bytes: [UInt8]
+
+        func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
+    }
+
+    /// Tables made so far, by their definitions, at most `sharedByteLimit` bytes.
+    private static let shared = SharedCache<Definition, JPEGHuffmanTable>(byteLimit: sharedByteLimit) { _, _ in tableBytes }
+
+    /// The most memory the shared tables hold: 256 KiB, about 40 tables.
+    static let sharedByteLimit = 256 << 10
+
+    /// The memory one table's lookups hold, in bytes.
+    private static let tableBytes = (1 << lookupBits) * (MemoryLayout<UInt32>.stride + MemoryLayout<UInt16>.stride)
+        + 2 * 17 * MemoryLayout<Int32>.stride + 256 + 64
 
     /// A table with no codes: every decode fails. Stands in where a scan has no table of a kind.
     static let empty = JPEGHuffmanTable()
