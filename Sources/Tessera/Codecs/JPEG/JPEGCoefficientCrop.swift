@@ -238,7 +238,12 @@ enum JPEGCoefficientCrop {
                     DCT8.forward(samples, into: coefficients)
                     for v in 0..<8 {
                         let quantised = coefficients[v] / table[v]
-                        for u in 0..<8 { block[8 * v + u] = Int16(clamping: Int(quantised[u].rounded())) }
+                        // Rounded half away from zero, as `rounded()` but without a call per coefficient: in Double
+                        // the half added is exact, and the conversion truncates.
+                        for u in 0..<8 {
+                            let value = Double(quantised[u])
+                            block[8 * v + u] = Int16(clamping: Int(value + (value < 0 ? -0.5 : 0.5)))
+                        }
                     }
                 }
             }

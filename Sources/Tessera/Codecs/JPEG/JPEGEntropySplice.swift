@@ -93,36 +93,43 @@ enum JPEGEntropySplice {
             defer { coefficients.deallocate() }
             coefficients.initialize(repeating: 0, count: planeCounts.reduce(0, +))
             let planes = (0..<components).map { coefficients + planeCounts[..<$0].reduce(0, +) }
-            var starts = [Int](repeating: 0, count: rows * sourceMCUs.across + 1)
+            // Where each MCU's blocks of each component start (MCU after MCU, then the end of the last), and where
+            // the first of them has its AC codes, after its DC difference.
+            var starts = [Int](repeating: 0, count: rows * sourceMCUs.across * components + 1)
+            var afterDC = [Int](repeating: 0, count: rows * sourceMCUs.across * components)
             var cursor = JPEGBitCursor(bytes: unstuffed.bytes, bitCount: unstuffed.bitCount)
             let dc = scan.dcTables.map(\.lookup), ac = scan.acTables.map(\.lookup), order = JPEGScanState.naturalOrder
             var predictions = [Int](repeating: 0, count: components)
             for mcu in 0..<rows * sourceMCUs.across {
-                starts[mcu] = cursor.position
                 let (across, down) = (mcu % sourceMCUs.across, mcu / sourceMCUs.across)
                 for c in 0..<components {
                     let (horizontal, vertical) = sampling[c]
+                    starts[mcu * components + c] = cursor.position
+                    var dcEnd = 0
                     for v in 0..<vertical {
                         for h in 0..<horizontal {
                             let block = planes[c] + ((down * vertical + v) * blocksAcross[c] + across * horizontal + h) * 64
                             guard Self.decode(into: block, from: &cursor, dc: dc[c], ac: ac[c], order: order,
-                                              prediction: &predictions[c]), !cursor.overran else { return nil }
+                                              prediction: &predictions[c], dcEnd: &dcEnd), !cursor.overran
+                            else { return nil }
+                            if v == 0 && h == 0 { afterDC[mcu * components + c] = dcEnd }
                         }
                     }
                 }
             }
-            starts[rows * sourceMCUs.across] = cursor.position
+            starts[rows * sourceMCUs.across * components] = cursor.position
             do {
-                return try write(planes: planes, starts: starts, bits: unstuffed.bytes)
+                return try write(planes: planes, starts: starts, afterDC: afterDC, bits: unstuffed.bytes)
             } catch is Declined {
                 return nil
             }
         }
 
-        /// The corner's MCUs in order: copied where the source codes the same blocks from the same prediction,
-        /// coded again otherwise.
-        private func write(planes: [UnsafeMutablePointer<Int16>], starts: [Int], bits: UnsafePointer<UInt8>) throws
-            -> [UInt8] {
+        /// The corner's MCUs in order: copied where the source codes the same blocks from the same prediction; where
+        /// only the prediction differs, each component's first DC difference coded again and the rest copied; coded
+        /// again where the blocks change.
+        private func write(planes: [UnsafeMutablePointer<Int16>], starts: [Int], afterDC: [Int],
+                           bits: UnsafePointer<UInt8>) throws -> [UInt8] {
             let components = sampling.count
             let encoding = (scan.dcTables.map(\.lookup.encodingTable), scan.acTables.map(\.lookup.encodingTable))
             var writer = JPEGBitWriter(bits: starts.last!)
@@ -165,10 +172,21 @@ enum JPEGEntropySplice {
                             predictions[$0] == lastDC($0, (mcu - 1) % sourceMCUs.across, (mcu - 1) / sourceMCUs.across)
                         }
                         if same {
-                            writer.copy(bits, from: starts[mcu], to: starts[mcu + 1])
-                            for c in 0..<components { predictions[c] = lastDC(c, across, down) }
-                            continue
+                            writer.copy(bits, from: starts[mcu * components], to: starts[(mcu + 1) * components])
                         }
+                        for c in 0..<components {
+                            if !same {
+                                let first = mcu * components + c
+                                let (horizontal, vertical) = sampling[c]
+                                let dc = Int(planes[c][(down * vertical * blocksAcross[c] + across * horizontal) * 64])
+                                guard Self.encodeDC(dc - predictions[c], table: encoding.0[c], into: &writer) else {
+                                    throw Declined()
+                                }
+                                writer.copy(bits, from: afterDC[first], to: starts[first + 1])
+                            }
+                            predictions[c] = lastDC(c, across, down)
+                        }
+                        continue
                     }
                     for c in 0..<components {
                         let (horizontal, vertical) = sampling[c]
@@ -223,34 +241,45 @@ enum JPEGEntropySplice {
         @inline(__always)
         static func decode(into block: UnsafeMutablePointer<Int16>, from cursor: inout JPEGBitCursor,
                            dc: JPEGHuffmanTable.Lookup, ac: JPEGHuffmanTable.Lookup, order: UnsafePointer<Int>,
-                           prediction: inout Int) -> Bool {
+                           prediction: inout Int, dcEnd: inout Int) -> Bool {
             // Decoded from a local copy, which stays in registers: through `inout` every bit consumed was stored.
             var reader = cursor
             defer { cursor = reader }
             guard let (run, _, difference) = dc.decodeCoefficient(&reader), run == 0 else { return false }
+            dcEnd = reader.position
             prediction &+= difference
             block.pointee = Int16(truncatingIfNeeded: prediction)
             return ac.decodeSequentialAC(&reader, into: block, order: order, keeping: true)
+        }
+
+        /// Codes a DC difference (its size's code, then its bits) with the DC table's codes; false when the size
+        /// has no code or is too large for 8-bit samples.
+        static func encodeDC(_ difference: Int, table: [UInt32], into writer: inout JPEGBitWriter) -> Bool {
+            let coded = magnitude(difference)
+            guard coded.size <= 11, put(coded.size, table, into: &writer) else { return false }
+            writer.write(coded.bits, bits: coded.size)
+            return true
+        }
+
+        /// A value's size in bits and those bits (a negative value's ones' complement), F.1.2.1.
+        static func magnitude(_ value: Int) -> (size: Int, bits: UInt32) {
+            let size = value == 0 ? 0 : Int.bitWidth - abs(value).leadingZeroBitCount
+            return (size, UInt32(truncatingIfNeeded: value < 0 ? value - 1 : value))
+        }
+
+        /// Writes `symbol`'s code from `table` (`encodingTable`); false when the table has none for it.
+        static func put(_ symbol: Int, _ table: [UInt32], into writer: inout JPEGBitWriter) -> Bool {
+            let code = table[symbol]
+            guard code != 0 else { return false }
+            writer.write(code >> 8, bits: Int(code & 0xFF))
+            return true
         }
 
         /// Codes one block (T.81 F.1.2) with the tables' codes (`encodingTable`); false when a symbol has no code
         /// or a value is too large for 8-bit samples.
         static func encode(_ block: UnsafePointer<Int16>, prediction: Int, dc: [UInt32], ac: [UInt32],
                            into writer: inout JPEGBitWriter) -> Bool {
-            /// A value's size in bits and those bits (a negative value's ones' complement), F.1.2.1.
-            func magnitude(_ value: Int) -> (size: Int, bits: UInt32) {
-                let size = value == 0 ? 0 : Int.bitWidth - abs(value).leadingZeroBitCount
-                return (size, UInt32(truncatingIfNeeded: value < 0 ? value - 1 : value))
-            }
-            func put(_ symbol: Int, _ table: [UInt32]) -> Bool {
-                let code = table[symbol]
-                guard code != 0 else { return false }
-                writer.write(code >> 8, bits: Int(code & 0xFF))
-                return true
-            }
-            let difference = magnitude(Int(block[0]) - prediction)
-            guard difference.size <= 11, put(difference.size, dc) else { return false }
-            writer.write(difference.bits, bits: difference.size)
+            guard encodeDC(Int(block[0]) - prediction, table: dc, into: &writer) else { return false }
             // The nonzero AC coefficients, bit k for zigzag position k, visited in order.
             let order = JPEGScanState.naturalOrder
             var nonzero: UInt64 = 0
@@ -261,16 +290,16 @@ enum JPEGEntropySplice {
                 nonzero &= nonzero - 1
                 var run = k - previous - 1
                 while run > 15 {
-                    guard put(0xF0, ac) else { return false }
+                    guard put(0xF0, ac, into: &writer) else { return false }
                     run -= 16
                 }
                 let coded = magnitude(Int(block[order[k]]))
-                guard coded.size <= 10, put(run << 4 | coded.size, ac) else { return false }
+                guard coded.size <= 10, put(run << 4 | coded.size, ac, into: &writer) else { return false }
                 writer.write(coded.bits, bits: coded.size)
                 previous = k
             }
             let run = 63 - previous
-            return run == 0 || put(0x00, ac)
+            return run == 0 || put(0x00, ac, into: &writer)
         }
     }
 }
