@@ -145,6 +145,26 @@ import Testing
         #expect(try JPEGEntropySplice.topLeft(of: cut, size: Size(width: 250, height: 250), content: nil, name: "tile") == nil)
     }
 
+    /// Damaged tiles (cut short, bytes flipped in their headers and their entropy-coded data), cut and stretched
+    /// as a server does with a viewer's edge tiles: each gives a JPEG or a `TesseraError`, never a trap; a JPEG
+    /// given decodes, or fails with a `TesseraError`.
+    @Test(arguments: [(PixelFormat.rgb8, EncodeOptions.Subsampling.s420), (.gray8, .s444)])
+    func damagedTilesGiveJPEGsOrErrorsNeverTraps(format: PixelFormat, subsampling: EncodeOptions.Subsampling) throws {
+        let tile = try jpeg(format, subsampling: subsampling)
+        let content = Size(width: 203, height: 250)
+        TestImages.damagedCopies(of: tile) { damaged, label in
+            for size in [Size(width: 100, height: 256), Size(width: 205, height: 251), Size(width: 203, height: 250)] {
+                do {
+                    let corner = try JPEGCoefficientCrop.topLeft(of: damaged, size: size, content: content, name: "tile")
+                    _ = try ImageSource(bytes: corner).makeReader().readAll()
+                } catch is TesseraError {
+                } catch {
+                    Issue.record("\(label), \(size): \(error)")
+                }
+            }
+        }
+    }
+
     @Test func aCornerLargerThanTheImageIsRefused() throws {
         let whole = try jpeg(.rgb8, subsampling: .s420)
         #expect(throws: TesseraError.self) {
