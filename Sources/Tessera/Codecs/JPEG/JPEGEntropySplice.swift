@@ -1,14 +1,15 @@
 /// Cuts a JPEG down to its top-left corner, or stretches it a pixel or two past its real pixels, in its
 /// entropy-coded data: what `JPEGCoefficientCrop` makes through libjpeg, without libjpeg's decode and encode of the
 /// whole JPEG. The scan is walked once in Swift to find where each MCU's bits start and end; the corner's MCUs are
-/// then copied bit for bit, and only those that change are coded again with the JPEG's own Huffman tables: the
-/// blocks along a stretched edge (`JPEGCoefficientCrop.EdgeBlocks`), the MCUs past the source's, and an MCU whose
-/// DC prediction differs from the source's (the first of each row when the rows get shorter). The headers are the
-/// source's, the frame's size changed.
+/// then copied bit for bit, and only what changes is coded again with the JPEG's own Huffman tables: the MCUs along
+/// a stretched edge (`JPEGCoefficientCrop.EdgeBlocks`) and past the source's, and where only an MCU's DC prediction
+/// differs from the source's (the first of each row when the rows get shorter), each component's first DC
+/// difference. The headers are the source's, the frame's size changed.
 ///
 /// Only a baseline or extended sequential Huffman JPEG of 8-bit samples with one scan of every component and no
-/// restart markers, of at most `maxPixels`, is spliced (every stored tile libvips, libtiff and Tessera write); `topLeft` answers nil for
-/// anything else, and where a changed block needs a code the tables lack, so that the caller crops through libjpeg.
+/// restart markers, of at most `maxPixels`, is spliced (every stored tile libvips, libtiff and Tessera write);
+/// `topLeft` answers nil for anything else, for data cut short, and where a changed block needs a code the tables
+/// lack, so that the caller crops through libjpeg.
 enum JPEGEntropySplice {
     /// The top-left `size` of `jpeg` (a complete JPEG file) whose real pixels are its top-left `content` (the
     /// whole JPEG when nil), as `JPEGCoefficientCrop.topLeft` defines it; nil when this JPEG cannot be spliced.
@@ -46,7 +47,6 @@ enum JPEGEntropySplice {
 
     /// One splice's geometry and its source's coefficients, decoded MCU row by MCU row as far as the corner needs.
     private struct Splice {
-        let frame: JPEGFrameHeader
         let scan: JPEGScanIndex.Scan
         let size: Size, content: Size
         /// Each component's quantisation table, natural order.
@@ -62,7 +62,6 @@ enum JPEGEntropySplice {
         let blocksAcross: [Int]
 
         init(frame: JPEGFrameHeader, scan: JPEGScanIndex.Scan, size: Size, content: Size, tables: [[Float]]) {
-            self.frame = frame
             self.scan = scan
             self.size = size
             self.content = content
@@ -86,8 +85,7 @@ enum JPEGEntropySplice {
             let unstuffed = Self.unstuffed(data)
             defer { unstuffed.bytes.deallocate() }
             let components = sampling.count
-            // Each component's decoded blocks, `sourceMCUs.across * horizontal` to a row, and where each MCU's bits
-            // start (and the last one's end).
+            // Each component's decoded blocks, `blocksAcross` to a row.
             let planeCounts = (0..<components).map { blocksAcross[$0] * rows * sampling[$0].vertical * 64 }
             let coefficients = UnsafeMutablePointer<Int16>.allocate(capacity: planeCounts.reduce(0, +))
             defer { coefficients.deallocate() }
