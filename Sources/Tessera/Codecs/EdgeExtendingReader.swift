@@ -28,25 +28,30 @@ final class EdgeExtendingReader: ImageReader {
         var filled = 0
         if nextRow < source.size.height, try source.read(into: &input, maxRows: rows) {
             filled = input.height
-            for row in 0..<filled {
-                let start = row * input.pixels.bytesPerRow
-                widen(Array(input.pixels.bytes[start..<start + sourceRowBytes]), into: &strip.pixels, row: row)
-            }
+            lastRow.removeAll(keepingCapacity: true)
             let lastStart = (filled - 1) * input.pixels.bytesPerRow
-            lastRow = Array(input.pixels.bytes[lastStart..<lastStart + sourceRowBytes])
+            lastRow.append(contentsOf: input.pixels.bytes[lastStart..<lastStart + sourceRowBytes])
         }
-        for row in filled..<rows { widen(lastRow, into: &strip.pixels, row: row) }
+        let sourceBytesPerRow = input.pixels.bytesPerRow, targetBytesPerRow = strip.pixels.bytesPerRow
+        input.pixels.bytes.withUnsafeBytes { decoded in
+            lastRow.withUnsafeBytes { last in
+                strip.pixels.bytes.withUnsafeMutableBytes { target in
+                    for row in 0..<rows {
+                        let from = row < filled ? decoded.baseAddress! + row * sourceBytesPerRow : last.baseAddress!
+                        widen(from, into: target.baseAddress! + row * targetBytesPerRow, sourceRowBytes: sourceRowBytes)
+                    }
+                }
+            }
+        }
         nextRow += rows
         return true
     }
 
-    /// Copies a source row into `row` of `buffer`, repeating its last pixel to the full width.
-    private func widen(_ sourceRow: [UInt8], into buffer: inout ImageBuffer, row: Int) {
-        let pixel = format.bytesPerPixel, start = buffer.offset(ofRow: row)
-        buffer.bytes.replaceSubrange(start..<start + sourceRow.count, with: sourceRow)
-        let last = Array(sourceRow.suffix(pixel))
-        for x in source.size.width..<size.width {
-            buffer.bytes.replaceSubrange(start + x * pixel..<start + (x + 1) * pixel, with: last)
-        }
+    /// Copies a source row of `sourceRowBytes` into `target`, repeating its last pixel to the full width.
+    private func widen(_ sourceRow: UnsafeRawPointer, into target: UnsafeMutableRawPointer, sourceRowBytes: Int) {
+        let pixel = format.bytesPerPixel
+        target.copyMemory(from: sourceRow, byteCount: sourceRowBytes)
+        let last = sourceRow + sourceRowBytes - pixel
+        for x in source.size.width..<size.width { (target + x * pixel).copyMemory(from: last, byteCount: pixel) }
     }
 }
