@@ -58,15 +58,6 @@ static struct tessera_tiff *tessera_tiff_new(long long max_alloc, TIFFOpenOption
     return state;
 }
 
-tessera_tiff *tessera_tiff_open_file(const char *path, const char *mode, long long max_alloc) {
-    TIFFOpenOptions *options;
-    struct tessera_tiff *state = tessera_tiff_new(max_alloc, &options);
-    if (!state) return NULL;
-    state->tiff = TIFFOpenExt(path, mode, options);
-    TIFFOpenOptionsFree(options);
-    return state;
-}
-
 tessera_tiff *tessera_tiff_open_fd(int fd, const char *name, const char *mode, long long max_alloc) {
     TIFFOpenOptions *options;
     struct tessera_tiff *state = tessera_tiff_new(max_alloc, &options);

@@ -100,7 +100,7 @@ private final class FakeServer: HTTPFetching, @unchecked Sendable {
     @Test func sequentialReadsGrowTheirReadAhead() throws {
         let server = FakeServer(content)
         let file = try open(server, blockSize: 4 << 10)
-        let cursor = RemoteCursor(file)
+        let cursor = ReadCursor(file)
         var read: [UInt8] = [], chunk = [UInt8](repeating: 0, count: 4 << 10)
         while true {
             let got = try chunk.withUnsafeMutableBytes { try cursor.read(into: $0) }

@@ -202,11 +202,9 @@ int tessera_png_stream_process(tessera_png_stream *stream, const unsigned char *
 // keeps the first error message, and wrap the variadic field accessors Swift cannot call.
 typedef struct tessera_tiff tessera_tiff;
 
-/// Opens a file: mode "rm" reads without memory-mapping (so resident memory stays bounded), "w" or "w8" writes
-/// classic or BigTIFF. Returns NULL only when out of memory; check `tessera_tiff_handle` for the open itself.
-/// `max_alloc` caps any single allocation libtiff makes for this handle (0: libtiff's default).
-tessera_tiff *tessera_tiff_open_file(const char *path, const char *mode, long long max_alloc);
-/// Opens a file descriptor for writing; libtiff closes `fd` when the handle is destroyed.
+/// Opens a file descriptor for writing, mode "w" or "w8" (classic or BigTIFF); libtiff closes `fd` when the handle
+/// is destroyed. Each opening returns NULL only when out of memory; check `tessera_tiff_handle` for the open
+/// itself. `max_alloc` caps any single allocation libtiff makes for this handle (0: libtiff's default).
 tessera_tiff *tessera_tiff_open_fd(int fd, const char *name, const char *mode, long long max_alloc);
 /// Opens bytes in memory for reading; the bytes are copied, so the caller's buffer need not outlive the call.
 tessera_tiff *tessera_tiff_open_memory(const unsigned char *bytes, size_t count, const char *name,

@@ -83,12 +83,12 @@ public enum ImageInput: Sendable {
 }
 
 /// A C `FILE` that closes itself: the handle libjpeg, libpng and the streaming readers use. Over a remote file
-/// it reads through a `RemoteCursor` (stdio buffering 64 KiB, read-ahead growing while reads are sequential).
+/// it reads through a `ReadCursor` (stdio buffering 64 KiB, read-ahead growing while reads are sequential).
 final class CFile {
     let path: String
     let handle: UnsafeMutablePointer<FILE>
     /// The cursor a remote file is read through, kept alive as long as the `FILE`.
-    private let cursor: RemoteCursor?
+    private let cursor: ReadCursor?
 
     init(path: String, mode: String) throws {
         guard let handle = fopen(path, mode) else {
@@ -106,9 +106,9 @@ final class CFile {
 
     /// A `FILE` reading `remote` from its start.
     init(reading remote: RemoteFile) throws {
-        let cursor = RemoteCursor(remote)
+        let cursor = ReadCursor(remote)
         let context = Unmanaged.passUnretained(cursor).toOpaque()
-        guard let handle = tessera_open_reader(context, RemoteCursor.readCallback, RemoteCursor.seekCallback,
+        guard let handle = tessera_open_reader(context, ReadCursor.readCallback, ReadCursor.seekCallback,
                                                64 << 10) else {
             throw TesseraError.io(path: remote.url, detail: "out of memory opening a reader")
         }

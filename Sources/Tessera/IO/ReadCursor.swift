@@ -1,11 +1,11 @@
 import CCodecShims
 import Foundation
 
-/// A read position in a `RemoteFile`, for readers that read and seek like a file (libtiff's, stdio's): while
-/// reads follow one another, each asks for twice the read-ahead of the one before (up to `largestReadAhead`),
-/// so a stream costs a few growing requests; a seek elsewhere starts over.
-final class RemoteCursor {
-    let file: RemoteFile
+/// A read position in a `RandomAccessFile`, for readers that read and seek like a file (libtiff's, stdio's):
+/// while reads follow one another, each asks for twice the read-ahead of the one before (up to
+/// `largestReadAhead`), so a remote stream costs a few growing requests; a seek elsewhere starts over.
+final class ReadCursor {
+    let file: any RandomAccessFile
     /// The offset the next read starts at.
     var position = 0
     private var sequentialEnd = 0
@@ -13,7 +13,7 @@ final class RemoteCursor {
     /// The most bytes fetched ahead of a sequential read.
     static let largestReadAhead = 4 << 20
 
-    init(_ file: RemoteFile) { self.file = file }
+    init(_ file: any RandomAccessFile) { self.file = file }
 
     /// Fills `buffer` from the position and moves it; fewer bytes only at the end of the file.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
@@ -36,19 +36,19 @@ final class RemoteCursor {
 
     /// The C read callback over a cursor passed unretained as the context; a failure is kept by the file.
     static let readCallback: tessera_read_callback = { context, buffer, count in
-        let cursor = Unmanaged<RemoteCursor>.fromOpaque(context!).takeUnretainedValue()
+        let cursor = Unmanaged<ReadCursor>.fromOpaque(context!).takeUnretainedValue()
         guard let buffer else { return -1 }
         return (try? cursor.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: count))) ?? -1
     }
 
     /// The C seek callback over a cursor passed unretained as the context.
     static let seekCallback: tessera_seek_callback = { context, offset, whence in
-        let cursor = Unmanaged<RemoteCursor>.fromOpaque(context!).takeUnretainedValue()
+        let cursor = Unmanaged<ReadCursor>.fromOpaque(context!).takeUnretainedValue()
         return cursor.seek(Int(offset), whence: whence).map(Int64.init) ?? -1
     }
 
     /// The C size callback over a cursor passed unretained as the context.
     static let sizeCallback: tessera_size_callback = { context in
-        Int64(Unmanaged<RemoteCursor>.fromOpaque(context!).takeUnretainedValue().file.byteCount)
+        Int64(Unmanaged<ReadCursor>.fromOpaque(context!).takeUnretainedValue().file.byteCount)
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 /// A file on a web server, read by byte ranges: opened with one request that learns its size, its version (ETag,
 /// else Last-Modified) and whether the server serves ranges; then read through a `BlockCache` of fixed-size
 /// blocks, concurrent reads of a block fetched once, adjacent missing blocks fetched by one range request, with
-/// read-ahead for sequential readers (`RemoteCursor`). Every range carries the version (`If-Match`, `If-Range`),
+/// read-ahead for sequential readers (`ReadCursor`). Every range carries the version (`If-Match`, `If-Range`),
 /// so a file replaced while it is read fails with "changed while being read" and never mixes two versions; the
 /// next open starts fresh. A server without ranges gives the whole file once, within the memory budget.
 public final class RemoteFile: @unchecked Sendable {

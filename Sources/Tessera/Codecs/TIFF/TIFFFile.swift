@@ -11,10 +11,10 @@ final class TIFFFile {
     private let state: OpaquePointer
     /// The libtiff handle, valid for the life of this object.
     let handle: OpaquePointer
-    /// The cursor a remote file is read through, kept alive as long as the handle.
-    private let cursor: RemoteCursor?
+    /// The cursor the file is read through, kept alive as long as the handle (nil when writing).
+    private let cursor: ReadCursor?
 
-    private init(state: OpaquePointer?, name: String, byteCount: Int, writing: Bool, cursor: RemoteCursor? = nil) throws {
+    private init(state: OpaquePointer?, name: String, byteCount: Int, writing: Bool, cursor: ReadCursor? = nil) throws {
         guard let state else { throw TesseraError.io(path: name, detail: "out of memory opening the TIFF") }
         guard let handle = tessera_tiff_handle(state) else {
             let message = String(cString: tessera_tiff_message(state))
@@ -35,16 +35,10 @@ final class TIFFFile {
         try CodecLibrary.tiff.require()
         switch input {
         case let .file(path):
-            let size = try input.byteCount()
-            try self.init(state: tessera_tiff_open_file(path, "rm", Int64(budget.limit)),
-                          name: path, byteCount: size, writing: false)
+            try self.init(reading: BlockCachedFile(path: path), name: path, mode: "rm", budget: budget)
         case let .remote(file):
             // Tile offsets load on demand ("O"), so opening a large pyramid reads its directories, not its tables.
-            let cursor = RemoteCursor(file)
-            let state = tessera_tiff_open_client(Unmanaged.passUnretained(cursor).toOpaque(), RemoteCursor.readCallback,
-                                                 RemoteCursor.seekCallback, RemoteCursor.sizeCallback, file.url,
-                                                 "rmO", Int64(budget.limit))
-            try self.init(state: state, name: file.url, byteCount: file.byteCount, writing: false, cursor: cursor)
+            try self.init(reading: file, name: file.url, mode: "rmO", budget: budget)
         case let .bytes(bytes, name):
             // libtiff reads through callbacks after this call returns, so the shim keeps its own copy.
             try budget.check(bytes.count, for: "a copy of the TIFF data", path: name)
@@ -53,6 +47,15 @@ final class TIFFFile {
             }
             try self.init(state: state, name: name, byteCount: bytes.count, writing: false)
         }
+    }
+
+    /// Opens `file` for reading through a `ReadCursor` with libtiff's `mode`.
+    private convenience init(reading file: any RandomAccessFile, name: String, mode: String, budget: MemoryBudget) throws {
+        let cursor = ReadCursor(file)
+        let state = tessera_tiff_open_client(Unmanaged.passUnretained(cursor).toOpaque(), ReadCursor.readCallback,
+                                             ReadCursor.seekCallback, ReadCursor.sizeCallback, name, mode,
+                                             Int64(budget.limit))
+        try self.init(state: state, name: name, byteCount: file.byteCount, writing: false, cursor: cursor)
     }
 
     /// Opens `descriptor` for writing (libtiff closes it); `bigTIFF` selects 64-bit offsets.
