@@ -120,6 +120,27 @@ import Testing
 
     /// The weights a resampler takes from the shared ones are those made afresh, for every built-in kernel; a
     /// kernel made outside (whose name says nothing of its function) gets its own.
+    /// Lanczos windows' weights come by rotating two sines from the first: they must be the weight function's own,
+    /// at every phase and stretch, the centre (where the rotated sines are all rounding) included.
+    @Test(arguments: [ResamplingKernel.lanczos2, .lanczos3])
+    func windowWeightsAreTheWeightFunctions(kernel: ResamplingKernel) {
+        let steps = [1.0, 1 / 1.0039, 1 / 1.5, 1 / 7.3, 1 / 64.0]
+        let firsts = (0..<97).map { -kernel.support - Double($0) / 96 }
+        for step in steps {
+            let count = Int(2 * kernel.support / step) + 3
+            var weights = [Double](repeating: .nan, count: firsts.count * count)
+            firsts.withUnsafeBufferPointer { firsts in
+                weights.withUnsafeMutableBufferPointer { kernel.weights(from: firsts, step: step, into: $0) }
+            }
+            for (w, first) in firsts.enumerated() {
+                for k in 0..<count {
+                    let expected = kernel.weight(first + Double(k) * step)
+                    #expect(abs(weights[w * count + k] - expected) < 1e-9, "step \(step), window \(w), weight \(k)")
+                }
+            }
+        }
+    }
+
     @Test func sharedWeightsAreTheWeightsMadeAfresh() {
         for kernel in ResamplingKernel.all {
             for (input, output) in [(102, 103), (256, 258), (109, 90), (7, 300)] {

@@ -14,6 +14,10 @@ public struct ResamplingKernel: Sendable, CustomStringConvertible {
     /// weights be kept by name (`ResamplingWeights.shared`).
     private(set) var isBuiltIn = false
     private let function: @Sendable (Double) -> Double
+    /// The weights of windows of evenly spaced distances, when the kernel has a faster way than one call of
+    /// `function` each (Lanczos: two sines and cosines per window, not two sines per weight); see `weights(from:)`.
+    private var series: (@Sendable (_ firsts: UnsafeBufferPointer<Double>, _ step: Double,
+                                    _ into: UnsafeMutableBufferPointer<Double>) -> Void)?
 
     /// A kernel from its half-width in pixels and its weight function of the distance `x` (pixels).
     public init(name: String, support: Double, stretchesWhenShrinking: Bool = true,
@@ -34,6 +38,17 @@ public struct ResamplingKernel: Sendable, CustomStringConvertible {
     /// The weight at distance `x` (pixels, at scale 1) from the centre; need not be normalised.
     public func weight(_ x: Double) -> Double { function(x) }
 
+    /// The weights of windows of evenly spaced distances (a resampling axis's, whose source pixels are one apart):
+    /// window `w`'s at distances `firsts[w]`, `firsts[w] + step`, ... (pixels, at scale 1) fill `weights` from
+    /// `w * weights.count / firsts.count`. The same values as `weight` to within rounding.
+    public func weights(from firsts: UnsafeBufferPointer<Double>, step: Double, into weights: UnsafeMutableBufferPointer<Double>) {
+        if let series { return series(firsts, step, weights) }
+        let count = firsts.isEmpty ? 0 : weights.count / firsts.count
+        for (w, first) in firsts.enumerated() {
+            for k in 0..<count { weights[w * count + k] = function(first + Double(k) * step) }
+        }
+    }
+
     public var description: String { name }
 
     /// The nearest source pixel, never averaged.
@@ -49,9 +64,9 @@ public struct ResamplingKernel: Sendable, CustomStringConvertible {
     /// Mitchell-Netravali cubic with B = C = 1/3: softer, less ringing.
     public static let mitchell = ResamplingKernel(name: "mitchell", support: 2) { x in cubic(x, b: 1.0 / 3, c: 1.0 / 3) }.builtIn
     /// Lanczos windowed sinc with two lobes.
-    public static let lanczos2 = ResamplingKernel(name: "lanczos2", support: 2) { x in lanczos(x, lobes: 2) }.builtIn
+    public static let lanczos2 = lanczos(lobes: 2)
     /// Lanczos windowed sinc with three lobes: the default for thumbnails, as in libvips and ImageIO.
-    public static let lanczos3 = ResamplingKernel(name: "lanczos3", support: 3) { x in lanczos(x, lobes: 3) }.builtIn
+    public static let lanczos3 = lanczos(lobes: 3)
 
     /// Every built-in kernel, in order of cost.
     public static let all: [ResamplingKernel] = [.nearest, .box, .bilinear, .catmullRom, .mitchell, .lanczos2, .lanczos3]
@@ -74,10 +89,36 @@ public struct ResamplingKernel: Sendable, CustomStringConvertible {
         return 0
     }
 
-    private static func lanczos(_ x: Double, lobes: Double) -> Double {
-        if x == 0 { return 1 }
-        guard x > -lobes && x < lobes else { return 0 }
-        let px = Double.pi * x
-        return lobes * sin(px) * sin(px / lobes) / (px * px)
+    /// The Lanczos kernel with `lobes` lobes, its windows' weights by rotation: sin(pi x) and sin(pi x / lobes)
+    /// at evenly spaced distances follow from the first by the angle-sum identities, so a window costs two sine
+    /// and cosine pairs, not two sines per weight (the weights of a thumbnail's axes cost as much as resampling it).
+    private static func lanczos(lobes: Int) -> ResamplingKernel {
+        let a = Double(lobes)
+        var kernel = ResamplingKernel(name: "lanczos\(lobes)", support: a) { x in
+            if x == 0 { return 1 }
+            guard x > -a && x < a else { return 0 }
+            let px = Double.pi * x
+            return a * sin(px) * sin(px / a) / (px * px)
+        }
+        kernel.series = { firsts, step, weights in
+            let count = firsts.isEmpty ? 0 : weights.count / firsts.count
+            let turn = (sine: sin(Double.pi * step), cosine: cos(Double.pi * step))
+            let slowTurn = (sine: sin(Double.pi * step / a), cosine: cos(Double.pi * step / a))
+            for (w, first) in firsts.enumerated() {
+                var angle = (sine: sin(Double.pi * first), cosine: cos(Double.pi * first))
+                var slowAngle = (sine: sin(Double.pi * first / a), cosine: cos(Double.pi * first / a))
+                for k in 0..<count {
+                    let x = first + Double(k) * step, px = Double.pi * x
+                    // Near the centre the rotated sines' rounding is larger than they are: the weight there is 1.
+                    weights[w * count + k] = abs(x) < 1e-6 ? 1
+                        : x <= -a || x >= a ? 0 : a * angle.sine * slowAngle.sine / (px * px)
+                    angle = (angle.sine * turn.cosine + angle.cosine * turn.sine,
+                             angle.cosine * turn.cosine - angle.sine * turn.sine)
+                    slowAngle = (slowAngle.sine * slowTurn.cosine + slowAngle.cosine * slowTurn.sine,
+                                 slowAngle.cosine * slowTurn.cosine - slowAngle.sine * slowTurn.sine)
+                }
+            }
+        }
+        return kernel.builtIn
     }
 }

@@ -22,26 +22,35 @@ public struct ResamplingWeights: Sendable {
         // Each window's source pixels within the radius, less the kernel's zeros at its ends (an interpolating
         // kernel's at whole-pixel offsets: an axis kept at its length is one tap, not six); the widest sets the
         // taps for all. A window of zeros keeps its span, which holds the pixel closest to its centre (below).
-        let windows = (0..<outputLength).map { i -> (centre: Double, low: Int, high: Int) in
-            let centre = (Double(i) + 0.5) * scale - 0.5 + lag
-            let span = (low: max(0, Int((centre - radius).rounded(.up))),
-                        high: min(inputLength - 1, Int((centre + radius).rounded(.down))))
-            func negligible(_ source: Int) -> Bool { abs(kernel.weight((Double(source) - centre) / stretch)) < 1e-9 }
+        // Every window's weights go in `values`, window `i`'s from `i * widest`: its span's, then the kernel's
+        // beyond it (not used); `offset` is where its `low` is.
+        let widest = Int(2 * radius) + 2
+        let centres = (0..<outputLength).map { (Double($0) + 0.5) * scale - 0.5 + lag }
+        let spans = centres.map { centre in
+            (low: max(0, Int((centre - radius).rounded(.up))), high: min(inputLength - 1, Int((centre + radius).rounded(.down))))
+        }
+        var values = [Double](repeating: 0, count: outputLength * widest)
+        zip(spans, centres).map { (Double($0.low) - $1) / stretch }.withUnsafeBufferPointer { firsts in
+            values.withUnsafeMutableBufferPointer { kernel.weights(from: firsts, step: 1 / stretch, into: $0) }
+        }
+        let windows = zip(spans, centres).enumerated().map { i, window -> (centre: Double, low: Int, high: Int, offset: Int) in
+            let (span, centre) = window
+            func negligible(_ source: Int) -> Bool { abs(values[i * widest + source - span.low]) < 1e-9 }
             var (low, high) = span
             while low < high, negligible(low) { low += 1 }
             while high > low, negligible(high) { high -= 1 }
-            return negligible(low) ? (centre, span.low, span.high) : (centre, low, high)
+            return negligible(low) ? (centre, span.low, span.high, i * widest) : (centre, low, high, i * widest + low - span.low)
         }
         let taps = max(1, windows.map { $0.high - $0.low + 1 }.max()!)
         var first = [Int](repeating: 0, count: outputLength)
         var weights = [SIMD4<Float>](repeating: .zero, count: outputLength * taps)
         var window = [Double](repeating: 0, count: taps)
-        for (i, (centre, low, high)) in windows.enumerated() {
+        for (i, (centre, low, high, offset)) in windows.enumerated() {
             let start = max(0, min(low, inputLength - taps))
             var total = 0.0
             for k in 0..<taps {
                 let source = start + k
-                let value = source < low || source > high ? 0 : kernel.weight((Double(source) - centre) / stretch)
+                let value = source < low || source > high ? 0 : values[offset + source - low]
                 window[k] = value
                 total += value
             }
