@@ -23,12 +23,14 @@ struct IIIFInfo {
     }
 
     /// Scale factors 1, 2, 4, ... down to the one at which the image fits in one tile, and the native ones.
-    var scaleFactors: [Int] { Array(Set(levels.map(\.scaleFactor) + nativeScaleFactors)).sorted() }
+    private func scaleFactors(of levels: [PyramidPlan.LevelPlan]) -> [Int] {
+        Array(Set(levels.map(\.scaleFactor) + nativeScaleFactors)).sorted()
+    }
 
     /// Whole-image sizes a viewer can ask for first, smallest first: each reduced level's size as stored (a level
     /// halved rounding down is a pixel short of the rounded-up size), so that asking for one reads that level as it
     /// is.
-    var sizes: [Tessera.Size] {
+    private func sizes(of levels: [PyramidPlan.LevelPlan]) -> [Tessera.Size] {
         levels.dropFirst().reversed().map { properties.storedLevel(scale: $0.scaleFactor) ?? $0.size }
     }
 
@@ -36,6 +38,7 @@ struct IIIFInfo {
     /// `"key" : value`), written directly: the document is the first request of every image a viewer opens, and
     /// Foundation's writer (an `Any` tree, keys sorted through ICU) cost more than sending a stored tile.
     var json: [UInt8] {
+        let levels = levels
         var object: [String: JSONValue] = [
             "@context": .string(Self.context),
             "id": .string(id),
@@ -45,8 +48,8 @@ struct IIIFInfo {
             "width": .number(size.width),
             "height": .number(size.height),
             "tiles": .array([.object(["width": .number(tileSize), "height": .number(tileSize),
-                                      "scaleFactors": .array(scaleFactors.map(JSONValue.number))])]),
-            "sizes": .array(sizes.map { .object(["width": .number($0.width), "height": .number($0.height)]) }),
+                                      "scaleFactors": .array(scaleFactors(of: levels).map(JSONValue.number))])]),
+            "sizes": .array(sizes(of: levels).map { .object(["width": .number($0.width), "height": .number($0.height)]) }),
             "extraFormats": .strings(["webp", "jp2"]),
             "extraQualities": .strings(["color", "gray", "bitonal"]),
             "extraFeatures": .strings(["mirroring", "sizeUpscaling", "canonicalLinkHeader", "profileLinkHeader"]),
@@ -102,6 +105,12 @@ private enum JSONValue {
     /// A JSON string: quotes, backslashes and control characters escaped.
     private static func quote(_ value: String, into text: inout String) {
         text += "\""
+        // Most strings (keys, URLs) need no escape: appended whole, not a scalar at a time.
+        if !value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            text += value
+            text += "\""
+            return
+        }
         for scalar in value.unicodeScalars {
             switch scalar {
             case "\"": text += "\\\""
