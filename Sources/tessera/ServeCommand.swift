@@ -111,6 +111,7 @@ enum ServeCommand: Command {
         }
         let host = arguments[Self.host]
         CodecLibrary.openAll()
+        site.service.warmUp()
         let descriptors = FileDescriptorLimit.raiseToHardLimit()
         try server.start(address: host, port: UInt16(arguments[port]), threads: arguments[threads],
                          connectionTimeout: arguments[connectionTimeout],
