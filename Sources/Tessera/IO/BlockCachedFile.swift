@@ -68,9 +68,16 @@ final class BlockCachedFile: RandomAccessFile {
             blocks.append(block)
         } else {
             let start = index * Self.blockSize, count = min(Self.blockSize, byteCount - start)
-            var bytes = [UInt8](repeating: 0, count: count)
-            let got = try bytes.withUnsafeMutableBytes { try readFile(into: $0, at: start) }
-            bytes.removeLast(count - got)
+            var failure: (any Error)?
+            let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+                do {
+                    initialized = try readFile(into: UnsafeMutableRawBufferPointer(buffer), at: start)
+                } catch {
+                    failure = error
+                    initialized = 0
+                }
+            }
+            if let failure { throw failure }
             if blocks.count == Self.blockCount { blocks.removeFirst() }
             blocks.append((index, bytes))
         }
