@@ -118,8 +118,22 @@ import Testing
         }
     }
 
-    /// The weights a resampler takes from the shared ones are those made afresh, for every built-in kernel; a
-    /// kernel made outside (whose name says nothing of its function) gets its own.
+    /// Opaque 8-bit rows whose width is kept are summed in fixed point on their samples (`FixedPointRows`): gray and
+    /// RGB, shrunk and stretched, in strips that wrap the ring, within one level of the direct convolution.
+    @Test(arguments: [PixelFormat.gray8, .rgb8])
+    func keptWidthsMatchDirectConvolutionInFixedPoint(format: PixelFormat) throws {
+        for (input, output) in [(Size(width: 54, height: 200), Size(width: 54, height: 37)),
+                                (Size(width: 31, height: 256), Size(width: 31, height: 258)),
+                                (Size(width: 9, height: 5), Size(width: 9, height: 23))] {
+            let image = Self.pattern(width: input.width, height: input.height, format: format)
+            for kernel in [ResamplingKernel.lanczos3, .bilinear, .box] {
+                let got = try Self.resample(image, to: output, kernel: kernel, stripRows: 5)
+                #expect(TestImages.maxDifference(got, Self.reference(image, to: output, kernel: kernel)) <= 1,
+                        "\(kernel) \(format) \(input) -> \(output)")
+            }
+        }
+    }
+
     /// Lanczos windows' weights come by rotating two sines from the first: they must be the weight function's own,
     /// at every phase and stretch, the centre (where the rotated sines are all rounding) included.
     @Test(arguments: [ResamplingKernel.lanczos2, .lanczos3])
@@ -141,6 +155,8 @@ import Testing
         }
     }
 
+    /// The weights a resampler takes from the shared ones are those made afresh, for every built-in kernel; a
+    /// kernel made outside (whose name says nothing of its function) gets its own.
     @Test func sharedWeightsAreTheWeightsMadeAfresh() {
         for kernel in ResamplingKernel.all {
             for (input, output) in [(102, 103), (256, 258), (109, 90), (7, 300)] {

