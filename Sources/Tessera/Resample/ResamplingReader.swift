@@ -10,7 +10,7 @@ import Dispatch
 /// Pixels are filtered as four Float32 lanes (colour in lanes 0-2, alpha in lane 3), alpha premultiplied so
 /// colour under transparent pixels never bleeds into its neighbours. Opaque 8-bit rows whose width is kept (a tile
 /// a pixel or two off its level's height, the commonest render of a server) skip the lanes: their samples go into
-/// the ring as they are and are summed in 14-bit fixed point (`FixedPointRows`), four times faster.
+/// the ring as they are and are summed in 14-bit fixed point (`FixedPointRows`), on one thread.
 public final class ResamplingReader: ImageReader {
     /// How the resampler treats the samples it filters.
     public struct Options: Sendable {
