@@ -8,7 +8,8 @@ final class BlockCachedFile: RandomAccessFile {
     let path: String
     let byteCount: Int
     private(set) var failure: TesseraError?
-    private let descriptor: Int32
+    /// The open file, read only by `pread` on its descriptor (its stdio buffer is never used).
+    private let file: CFile
     /// The cached blocks, the most recently used last; block `index` holds bytes from `index * blockSize`.
     private var blocks: [(index: Int, bytes: [UInt8])] = []
 
@@ -19,22 +20,10 @@ final class BlockCachedFile: RandomAccessFile {
 
     /// Opens `path` for reading; a directory or a file that cannot be opened is an I/O error naming it.
     init(path: String) throws {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw TesseraError.io(path: path, detail: String(cString: strerror(errno)).lowercased())
-        }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) != S_IFDIR else {
-            let detail = (status.st_mode & S_IFMT) == S_IFDIR ? "is a directory" : String(cString: strerror(errno)).lowercased()
-            close(descriptor)
-            throw TesseraError.io(path: path, detail: detail)
-        }
+        file = try CFile(path: path, mode: "rb")
         self.path = path
-        self.descriptor = descriptor
-        byteCount = Int(status.st_size)
+        byteCount = try file.size()
     }
-
-    deinit { close(descriptor) }
 
     var blockSize: Int { Self.blockSize }
 
@@ -88,7 +77,7 @@ final class BlockCachedFile: RandomAccessFile {
     private func readFile(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws -> Int {
         var done = 0
         while done < buffer.count {
-            let got = pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+            let got = pread(fileno(file.handle), buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
             if got < 0 && errno == EINTR { continue }
             guard got >= 0 else {
                 let error = TesseraError.io(path: path, detail: "read error: \(String(cString: strerror(errno)).lowercased())")
