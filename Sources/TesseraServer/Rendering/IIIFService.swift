@@ -108,7 +108,7 @@ public final class IIIFService: Sendable {
         let rest = request.path.dropFirst(configuration.prefix.count + 1)
         let segments = rest.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard let encodedIdentifier = segments.first, !encodedIdentifier.isEmpty,
-              let identifier = encodedIdentifier.removingPercentEncoding else {
+              let identifier = encodedIdentifier.percentDecoded else {
             return .text(404, "not found")
         }
         do {

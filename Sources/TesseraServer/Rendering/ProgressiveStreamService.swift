@@ -36,7 +36,7 @@ public struct ProgressiveStreamService: Sendable {
             return HTTPResponse(status: 405, headers: [("Allow", "GET, HEAD")], body: Array("method not allowed\n".utf8))
         }
         let segments = request.path.dropFirst(Self.prefix.count).split(separator: "/", omittingEmptySubsequences: false)
-        guard segments.count == 2, let identifier = String(segments[0]).removingPercentEncoding,
+        guard segments.count == 2, let identifier = segments[0].percentDecoded,
               let path = catalog.file(for: identifier) else {
             return .text(404, "not found: expected \(Self.prefix){identifier}/{size in pixels, or max}")
         }

@@ -56,7 +56,7 @@ struct FrontPage: Sendable {
     static func folder(fromPath path: String) -> String? {
         guard path.hasPrefix(browsePrefix) else { return path == "/" || path == "/index.html" ? "" : nil }
         let encoded = path.dropFirst(browsePrefix.count)
-        return String(encoded.hasSuffix("/") ? encoded.dropLast() : encoded).removingPercentEncoding
+        return (encoded.hasSuffix("/") ? encoded.dropLast() : encoded).percentDecoded
     }
 
     /// Links to the root and to each folder above `folder`, the last one (this page) as plain text.

@@ -132,7 +132,7 @@ public struct Site: Sendable {
             let encoded = request.path.dropFirst("/view/".count)
             let root = root(of: request)
             guard !encoded.isEmpty else { return viewer.page(source: nil, root: root, request: request) }
-            guard let identifier = String(encoded).removingPercentEncoding,
+            guard let identifier = encoded.percentDecoded,
                   service.catalog.file(for: identifier) != nil else {
                 return .text(404, "no image '\(encoded)'")
             }

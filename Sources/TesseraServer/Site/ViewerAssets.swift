@@ -45,7 +45,7 @@ public struct ViewerAssets: Sendable {
 
     /// The file at `relative` (still percent-encoded, from after `/web/`) with its media type, or a 404.
     func file(_ relative: Substring, request: HTTPRequest) -> HTTPResponse {
-        guard let decoded = String(relative).removingPercentEncoding, let path = resolve(decoded),
+        guard let decoded = relative.percentDecoded, let path = resolve(decoded),
               let body = FileManager.default.contents(atPath: path) else {
             return .text(404, "not found")
         }
