@@ -55,6 +55,8 @@ public final class HandlerPool: @unchecked Sendable {
     /// A pool of `limits.threads` workers, started now.
     public init(limits: Limits) {
         self.limits = limits
+        // Made here rather than by the first job, which paid for the runtime's first instantiation of its type.
+        queue.reserveCapacity(64)
         for index in 0..<limits.threads {
             let thread = Thread { [self] in work() }
             thread.name = "tessera worker \(index)"

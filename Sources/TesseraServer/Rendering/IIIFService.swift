@@ -57,10 +57,11 @@ public final class IIIFService: Sendable {
         decodedTiles = DecodedTileCache(byteLimit: configuration.decodedTileBytes)
     }
 
-    /// Builds a small pyramidal TIFF of JPEG tiles (removed after), opens it, writes its info.json and renders a
-    /// thumbnail of it, so that a freshly started server's first requests do not pay for what a process does once:
-    /// the codecs' and the resampler's first use, their code paged in, the runtime's type metadata made. Measured,
-    /// a new server's first info.json and thumbnail each took about a millisecond longer than the next image's.
+    /// Builds a small pyramidal TIFF of JPEG tiles (removed after), opens it as the service opens images (in an
+    /// `OpenImages` of its own, so the service's holds nothing of it), writes its info.json and renders a thumbnail
+    /// of it, so that a freshly started server's first requests do not pay for what a process does once: the
+    /// codecs' and the resampler's first use, their code paged in, the runtime's type metadata made. Measured, a new
+    /// server's first info.json and thumbnail each took about a millisecond longer than the next image's.
     public func warmUp() {
         var image = ImageBuffer(width: 64, height: 48, format: .rgb8)
         for index in image.bytes.indices { image.bytes[index] = UInt8(truncatingIfNeeded: index * 7 / 3) }
@@ -70,7 +71,7 @@ public final class IIIFService: Sendable {
               let sink = try? PyramidalTIFFSink(path: path, plan: plan, pixelFormat: image.format,
                                                 options: PyramidBuilder.Options(), levelStorage: .pages),
               (try? PyramidBuilder(plan: plan, sink: sink).build(from: BufferReader(image))) != nil,
-              let source = try? ImageSource(input: .file(path: path)),
+              let source = try? OpenImages(cache: nil).open(path, .worker).source,
               let request = try? IIIFRequest(region: "full", size: "27,", rotation: "0", qualityAndFormat: "default.jpg")
                   .resolve(for: source.properties.size, limits: configuration.limits),
               let render = try? IIIFRenderer.plan(request, from: source)
