@@ -200,6 +200,16 @@ import Testing
         }
     }
 
+    /// The warm-up answers each of its viewer-like requests (a path it got wrong would warm nothing up) and leaves
+    /// neither its image nor its folder behind.
+    @Test func warmUpAnswersEveryRequestAndLeavesNothing() throws {
+        let service = IIIFService(catalog: try ImageCatalog(path: NSTemporaryDirectory()))
+        let statuses = service.warmUp()
+        #expect(statuses.count == 7 && statuses.allSatisfy { $0 == 200 }, "\(statuses)")
+        #expect(!FileManager.default.fileExists(atPath: NSTemporaryDirectory() + "tessera-warm-up-\(getpid())"))
+        #expect(service.openImages.count == 0)
+    }
+
     /// info.json's `sizes` are the levels libvips stored (rounded down), and asking for one is that level's pixels
     /// as stored, re-encoded: not the level stretched by a pixel, not a larger level shrunk.
     @Test(needsVips) func sizesAreTheStoredLevelsAndAreReadAsTheyAre() throws {

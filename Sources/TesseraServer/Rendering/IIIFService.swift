@@ -57,28 +57,36 @@ public final class IIIFService: Sendable {
         decodedTiles = DecodedTileCache(byteLimit: configuration.decodedTileBytes)
     }
 
-    /// Builds a small pyramidal TIFF of JPEG tiles (removed after), opens it as the service opens images (in an
-    /// `OpenImages` of its own, so the service's holds nothing of it), writes its info.json and renders a thumbnail
-    /// of it, so that a freshly started server's first requests do not pay for what a process does once: the
-    /// codecs' and the resampler's first use, their code paged in, the runtime's type metadata made. Measured, a new
-    /// server's first info.json and thumbnail each took about a millisecond longer than the next image's.
-    public func warmUp() {
-        var image = ImageBuffer(width: 64, height: 48, format: .rgb8)
+    /// Builds a small pyramidal TIFF of JPEG tiles in a folder of its own (removed after) and answers the requests a
+    /// viewer starts with about it (info.json, a thumbnail, stored tiles whole and cut by the edge, a tile a pixel off,
+    /// a render from one stored tile and one from four) through a service of its own, whose caches go with it: so a
+    /// freshly started server's first requests do not pay for what a process does once (the codecs' and the
+    /// resampler's first use, their code paged in, the runtime's type metadata made for each path). Measured, a new
+    /// server's first info.json and thumbnail each took about a millisecond longer than the next image's. Returns
+    /// the statuses of those responses (empty when the image could not be made).
+    @discardableResult
+    public func warmUp() -> [Int] {
+        let folder = NSTemporaryDirectory() + "tessera-warm-up-\(getpid())", name = "warm-up.tif"
+        guard mkdir(folder, 0o700) == 0 else { return [] }
+        defer {
+            unlink(folder + "/" + name)
+            rmdir(folder)
+        }
+        var image = ImageBuffer(width: 300, height: 200, format: .rgb8)
         for index in image.bytes.indices { image.bytes[index] = UInt8(truncatingIfNeeded: index * 7 / 3) }
-        let path = NSTemporaryDirectory() + "tessera-warm-up-\(getpid()).tif"
-        defer { unlink(path) }
-        guard let plan = try? PyramidPlan(imageSize: image.size, tileSize: 16, depth: .oneTile),
-              let sink = try? PyramidalTIFFSink(path: path, plan: plan, pixelFormat: image.format,
+        var local = configuration
+        local.cache = nil
+        guard let plan = try? PyramidPlan(imageSize: image.size, tileSize: 64, depth: .oneTile),
+              let sink = try? PyramidalTIFFSink(path: folder + "/" + name, plan: plan, pixelFormat: image.format,
                                                 options: PyramidBuilder.Options(), levelStorage: .pages),
               (try? PyramidBuilder(plan: plan, sink: sink).build(from: BufferReader(image))) != nil,
-              let source = try? OpenImages(cache: nil).open(path, .worker).source,
-              let request = try? IIIFRequest(region: "full", size: "27,", rotation: "0", qualityAndFormat: "default.jpg")
-                  .resolve(for: source.properties.size, limits: configuration.limits),
-              let render = try? IIIFRenderer.plan(request, from: source)
-        else { return }
-        _ = IIIFInfo(id: "warm-up", properties: source.properties, tileSize: configuration.tileSize,
-                     limits: configuration.limits).json
-        _ = try? IIIFRenderer.render(render, quality: configuration.jpegQuality)
+              let catalog = try? ImageCatalog(path: folder)
+        else { return [] }
+        let service = IIIFService(catalog: catalog, configuration: local)
+        return ["info.json", "full/27,/0/default.jpg", "0,0,64,64/64,/0/default.jpg", "256,192,44,8/44,/0/default.jpg",
+                "0,0,128,128/65,/0/default.jpg", "0,0,128,128/67,/0/default.jpg", "32,32,100,100/50,/0/default.jpg"].map {
+            service.handle(HTTPRequest(method: "GET", path: "\(local.prefix)/\(name)/\($0)")).status
+        }
     }
 
     /// How many images are open, and the memory they hold.
