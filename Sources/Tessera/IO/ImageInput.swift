@@ -33,6 +33,12 @@ public enum ImageInput: Sendable {
         }
     }
 
+    /// Whether the bytes are a local file's.
+    public var isFile: Bool {
+        if case .file = self { return true }
+        return false
+    }
+
     /// The total size in bytes.
     func byteCount() throws -> Int {
         switch self {

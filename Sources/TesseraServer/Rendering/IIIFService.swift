@@ -209,24 +209,30 @@ public final class IIIFService: Sendable {
                 return (try responses.response(for: key) { ResponseCache.Response(bytes: made, mediaType: "image/jpeg") }
                     .bytes, "image/jpeg")
             }
-            // So is a render from one stored tile to at most a tile's pixels (a thumbnail from the smallest level,
-            // a tile further off its size): about as cheap, when the budget has room at once; other renders, and
-            // those when it has none, are made on a worker.
+            // So is a render to at most a tile's pixels that decodes at most a stored tile's: from one stored tile
+            // (a thumbnail from the smallest level, a tile further off its size) or across a few of a local
+            // pyramid's (a sliver at the image's edge). About as cheap, when the budget has room at once; other
+            // renders, and those when it has none, are made on a worker.
             let oneTile = try storedTileSource(for: resolved, in: image).map {
                 try IIIFRenderer.plan($0.request, from: $0.source, reducedBy: $0.scale)
             }
+            let tileArea = tileSize(of: image) * tileSize(of: image)
+            func planned() throws -> IIIFRenderer.Plan {
+                try oneTile
+                    ?? IIIFRenderer.plan(resolved, from: source, reducedBy: preview == nil ? 1 : PyramidCache.previewFactor)
+            }
             let plan: IIIFRenderer.Plan
             var reservation: RenderBudget.Reservation?
-            if let oneTile, resolved.size.width * resolved.size.height <= tileSize(of: image) * tileSize(of: image) {
-                plan = oneTile
+            if resolved.size.area <= tileArea, oneTile != nil || (image.tiles != nil && source.input.isFile),
+               case let quick = try planned(), quick.readSize.area <= tileArea {
+                plan = quick
                 if place == .pollingThread {
                     guard let granted = renderBudget.reserveAtOnce(plan.workingSet) else { throw NeedsWorker() }
                     reservation = granted
                 }
             } else {
                 try place.requireWorker()
-                plan = try oneTile
-                    ?? IIIFRenderer.plan(resolved, from: source, reducedBy: preview == nil ? 1 : PyramidCache.previewFactor)
+                plan = try planned()
             }
             defer { reservation?.release() }
             let rendered = try responses.response(for: key) {
