@@ -31,6 +31,11 @@ enum IIIFRenderer {
         return scale
     }
 
+    /// The deflate level of PNG responses: 3, not the encoder's 6, as a server's PNG is made while its client
+    /// waits. On a photographic 256 x 256 tile, after libpng's filters: level 6 took 24.5 ms of CPU for 69.9 KB,
+    /// level 3 10.2 ms for 73.2 KB, level 1 7.5 ms for 78.7 KB (libvips' `pngsave`, filters off: 116 KB).
+    static let pngLevel = 3
+
     /// The most a size rounded from the other axis's aspect ratio may be over a level, as a fraction of that size:
     /// a rounding's worth, never a visible stretch.
     static let aspectSlack = 0.02
@@ -116,6 +121,7 @@ enum IIIFRenderer {
         }
         var options = EncodeOptions()
         options.quality = jpegQuality
+        options.compressionLevel = pngLevel
         options.bitDepth = 8
         options.budget = source.budget
         if plan.streams {
