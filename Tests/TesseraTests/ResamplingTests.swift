@@ -134,6 +134,27 @@ import Testing
         }
     }
 
+    /// A kernel of the caller's whose weights do not fit 16-bit fixed point is resampled in floats instead, like
+    /// any other: no trap, the same pixels as the direct convolution. This one keeps a width as it is (1 at 0, 0 at
+    /// whole pixels) but doubles a height with weights 3, 3, -2.5, -2.5.
+    @Test func keptWidthsOfAKernelBeyondFixedPointAreResampledInFloats() throws {
+        let steep = ResamplingKernel(name: "steep", support: 2) { x in
+            switch abs(x) {
+            case ..<0.2: 1
+            case ..<0.8: 3
+            case ..<1.2: 0
+            case ..<1.8: -2.5
+            default: 0
+            }
+        }
+        #expect(ResamplingWeights(kernel: steep, inputLength: 12, outputLength: 12).isIdentity)
+        #expect(ResamplingWeights(kernel: steep, inputLength: 20, outputLength: 40).weights.contains { $0[0] > 2 })
+        let image = Self.pattern(width: 12, height: 20, format: .rgb8)
+        let output = Size(width: 12, height: 40)
+        let got = try Self.resample(image, to: output, kernel: steep)
+        #expect(TestImages.maxDifference(got, Self.reference(image, to: output, kernel: steep)) <= 1)
+    }
+
     /// Lanczos windows' weights come by rotating two sines from the first: they must be the weight function's own,
     /// at every phase and stretch, the centre (where the rotated sines are all rounding) included.
     @Test(arguments: [ResamplingKernel.lanczos2, .lanczos3])

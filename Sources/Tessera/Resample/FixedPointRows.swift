@@ -20,28 +20,28 @@ final class FixedPointRows {
     /// The ring rows of the window being summed.
     private let window: UnsafeMutablePointer<UnsafePointer<UInt8>>
 
-    static let fractionBits: Int32 = 14
+    static let fractionBits = 14
     /// Taps summed in one expression.
     static let group = 6
 
-    /// For `weights`' output rows from rows of `rowBytes` samples, with a ring of `ringRows` rows.
-    init(weights: ResamplingWeights, rowBytes: Int, ringRows: Int) {
-        let one = Int32(1) << Self.fractionBits, taps = weights.taps
+    /// For `weights`' output rows from rows of `rowBytes` samples, with a ring of `ringRows` rows; nil when a
+    /// weight does not fit 16 bits in fixed point (never for the built-in kernels, whose weights stay below 2).
+    init?(weights: ResamplingWeights, rowBytes: Int, ringRows: Int) {
+        let one = 1 << Self.fractionBits, taps = weights.taps
         let stride = (taps + Self.group - 1) / Self.group * Self.group
-        var fixed = [Int16](repeating: 0, count: weights.first.count * stride)
+        var fixed = [Int](repeating: 0, count: weights.first.count * stride)
         for row in 0..<weights.first.count {
             let range = row * taps..<(row + 1) * taps
-            var total = Int32(0)
             for k in range {
-                let weight = Int32((Double(weights.weights[k][0]) * Double(one)).rounded())
-                fixed[k - range.lowerBound + row * stride] = Int16(weight)
-                total += weight
+                fixed[k - range.lowerBound + row * stride] = Int((Double(weights.weights[k][0]) * Double(one)).rounded())
             }
             // What rounding lost or added goes to the largest weight, so a flat area stays exactly flat.
+            let window = row * stride..<row * stride + taps
             let largest = range.max { abs(weights.weights[$0][0]) < abs(weights.weights[$1][0]) }!
-            fixed[largest - range.lowerBound + row * stride] += Int16(one - total)
+            fixed[largest - range.lowerBound + row * stride] += one - fixed[window].reduce(0, +)
         }
-        self.weights = fixed
+        guard fixed.allSatisfy({ Int(Int16.min)...Int(Int16.max) ~= $0 }) else { return nil }
+        self.weights = fixed.map { Int16($0) }
         first = weights.first
         self.taps = taps
         self.stride = stride
@@ -93,7 +93,7 @@ final class FixedPointRows {
     @inline(__always)
     private static func sumRow(_ rows: UnsafePointer<UnsafePointer<UInt8>>, weights: UnsafePointer<Int16>, taps: Int,
                                count: Int, sums: UnsafeMutablePointer<Int32>, into output: UnsafeMutablePointer<UInt8>) {
-        let half = Int32(1) << (fractionBits - 1)
+        let half = Int32(1) << (fractionBits - 1), shift = Int32(fractionBits)
         for group in Swift.stride(from: 0, to: taps, by: Self.group) {
             // A group short of six repeats its first row, at weight 0.
             func tap(_ k: Int) -> (UnsafePointer<UInt8>, Int32) {
@@ -108,11 +108,11 @@ final class FixedPointRows {
             // Four loops without a branch inside, so that each vectorises.
             switch (group == 0, group + Self.group >= taps) {
             case (true, true):
-                for i in 0..<count { output[i] = UInt8(clamping: (half &+ terms(i)) &>> fractionBits) }
+                for i in 0..<count { output[i] = UInt8(clamping: (half &+ terms(i)) &>> shift) }
             case (true, false):
                 for i in 0..<count { sums[i] = half &+ terms(i) }
             case (false, true):
-                for i in 0..<count { output[i] = UInt8(clamping: (sums[i] &+ terms(i)) &>> fractionBits) }
+                for i in 0..<count { output[i] = UInt8(clamping: (sums[i] &+ terms(i)) &>> shift) }
             case (false, false):
                 for i in 0..<count { sums[i] &+= terms(i) }
             }
