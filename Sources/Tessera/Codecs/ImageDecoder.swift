@@ -73,6 +73,6 @@ struct DecodeRequest {
 }
 
 /// Size reduction when codecs scale: `ceil(size / scale)`, as libjpeg and libvips round.
-func reducedSize(_ size: Size, by scale: Int) -> Size {
+public func reducedSize(_ size: Size, by scale: Int) -> Size {
     Size(width: (size.width + scale - 1) / scale, height: (size.height + scale - 1) / scale)
 }

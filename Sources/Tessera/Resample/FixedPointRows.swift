@@ -31,14 +31,12 @@ final class FixedPointRows {
         let stride = (taps + Self.group - 1) / Self.group * Self.group
         var fixed = [Int](repeating: 0, count: weights.first.count * stride)
         for row in 0..<weights.first.count {
-            let range = row * taps..<(row + 1) * taps
-            for k in range {
-                fixed[k - range.lowerBound + row * stride] = Int((Double(weights.weights[k][0]) * Double(one)).rounded())
-            }
-            // What rounding lost or added goes to the largest weight, so a flat area stays exactly flat.
+            func weight(_ k: Int) -> Double { Double(weights.weights[row * taps + k][0]) }
             let window = row * stride..<row * stride + taps
-            let largest = range.max { abs(weights.weights[$0][0]) < abs(weights.weights[$1][0]) }!
-            fixed[largest - range.lowerBound + row * stride] += one - fixed[window].reduce(0, +)
+            for k in 0..<taps { fixed[window.lowerBound + k] = Int((weight(k) * Double(one)).rounded()) }
+            // What rounding lost or added goes to the largest weight, so a flat area stays exactly flat.
+            let largest = (0..<taps).max { abs(weight($0)) < abs(weight($1)) }!
+            fixed[window.lowerBound + largest] += one - fixed[window].reduce(0, +)
         }
         guard fixed.allSatisfy({ Int(Int16.min)...Int(Int16.max) ~= $0 }) else { return nil }
         self.weights = fixed.map { Int16($0) }

@@ -57,9 +57,7 @@ enum IIIFRenderer {
         static let stripHeight = 64
 
         /// The pixels decoded: the region at the reduction it is read at.
-        var readSize: Size {
-            Size(width: (region.width + scale - 1) / scale, height: (region.height + scale - 1) / scale)
-        }
+        var readSize: Size { reducedSize(region.size, by: scale) }
 
         /// The memory the render holds at its peak, in bytes, estimated: the decoder's rows at the level read
         /// (a strip and the codec's own band of rows), the resampler's kernel window (Float32 RGBA rows), the
@@ -69,7 +67,7 @@ enum IIIFRenderer {
             let channels = 4  // the most a reader produces, at 8 bits; 16-bit sources are read as such (below)
             let bytesPerPixel = channels * max(1, source.properties.bitDepth / 8)
             let readWidth = readSize.width, readHeight = readSize.height
-            let decodeWidth = (source.properties.width + scale - 1) / scale
+            let decodeWidth = reducedSize(source.properties.size, by: scale).width
             let decoding = readWidth * bytesPerPixel * Self.stripHeight + decodeWidth * bytesPerPixel * 16
             let size = request.size
             var resampling = 0
