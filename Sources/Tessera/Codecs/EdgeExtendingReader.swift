@@ -1,26 +1,27 @@
 /// Grows another reader's image to a larger size by repeating its last column and last row. Pyramid writers
 /// halve sizes rounding down (libvips) or up (Deep Zoom, Tessera); a level one pixel short of the rounded-up size
 /// is still the right level to read, and this makes up the difference.
-final class EdgeExtendingReader: ImageReader {
+public final class EdgeExtendingReader: ImageReader {
     private let source: any ImageReader
     private var input: Strip
     /// The source's last row, repeated below it.
     private var lastRow: [UInt8] = []
-    let size: Size
-    private(set) var nextRow = 0
+    /// The grown size in pixels.
+    public let size: Size
+    public private(set) var nextRow = 0
 
-    /// `size` must be at least the source's in both directions.
-    init(source: any ImageReader, size: Size) {
+    /// Grows `source` to `size` pixels, which must be at least the source's in both directions.
+    public init(source: any ImageReader, size: Size) {
         precondition(size.width >= source.size.width && size.height >= source.size.height, "cannot shrink")
         self.source = source
         self.size = size
         input = source.makeStrip()
     }
 
-    var format: PixelFormat { source.format }
-    var decodesAhead: Bool { source.decodesAhead }
+    public var format: PixelFormat { source.format }
+    public var decodesAhead: Bool { source.decodesAhead }
 
-    func read(into strip: inout Strip, maxRows: Int) throws -> Bool {
+    public func read(into strip: inout Strip, maxRows: Int) throws -> Bool {
         let rows = min(maxRows, size.height - nextRow)
         strip.prepare(y: nextRow, rows: max(rows, 0), width: size.width, format: format)
         guard rows > 0 else { return false }

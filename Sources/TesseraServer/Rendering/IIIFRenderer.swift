@@ -48,6 +48,9 @@ enum IIIFRenderer {
         /// The region read, in the source's pixels, and the reduction it is read at.
         let region: Rect
         let scale: Int
+        /// The columns and rows added past the read by repeating its last one: the image's last pixel that a level
+        /// halved rounding down lost, where the size asked is the level's pixels and that one.
+        let padding: Size
         let format: ImageFormat
         let mediaType: String
         /// Whether rows go from the reader to the encoder a strip at a time; else the whole output is held (a
@@ -85,9 +88,9 @@ enum IIIFRenderer {
     }
 
     /// The plan for `request` from `source`: the image itself, or a copy of it reduced `sourceReduction` times (a
-    /// divisor of the request's `reduction`).
-    static func plan(_ request: IIIFResolvedRequest, from source: ImageSource, reducedBy sourceReduction: Int = 1) throws
-        -> Plan {
+    /// divisor of the request's `reduction`), the read grown by `padding` (`Plan.padding`).
+    static func plan(_ request: IIIFResolvedRequest, from source: ImageSource, reducedBy sourceReduction: Int = 1,
+                     padding: Size = Size(width: 0, height: 0)) throws -> Plan {
         guard let mediaType = mediaTypes[request.format], let format = ImageFormat(fileExtension: request.format) else {
             throw IIIFError.unsupportedFormat(request.format)
         }
@@ -101,7 +104,7 @@ enum IIIFRenderer {
         }
         let streams = exifOrientation(rotation: request.rotation, mirror: request.mirror) == 1
             && request.quality != .bitonal && ImageWriter.streamsToMemory(format)
-        return Plan(request: request, source: source, region: region, scale: scale, format: format,
+        return Plan(request: request, source: source, region: region, scale: scale, padding: padding, format: format,
                     mediaType: mediaType, streams: streams)
     }
 
@@ -114,6 +117,10 @@ enum IIIFRenderer {
         var reader: any ImageReader = try source.makeReader(
             ReadOptions(region: plan.region, scale: plan.scale, entropyIndexFolder: entropyIndexFolder,
                         tileCache: tileCache))
+        if plan.padding != Size(width: 0, height: 0) {
+            reader = EdgeExtendingReader(source: reader, size: Size(width: reader.size.width + plan.padding.width,
+                                                                    height: reader.size.height + plan.padding.height))
+        }
         if reader.size != request.size {
             reader = try ResamplingReader(source: reader, size: request.size, sourceLag: source.sampleLag(scale: plan.scale))
         }

@@ -214,7 +214,7 @@ public final class IIIFService: Sendable {
             // pyramid's (a sliver at the image's edge). About as cheap, when the budget has room at once; other
             // renders, and those when it has none, are made on a worker.
             let oneTile = try storedTileSource(for: resolved, in: image).map {
-                try IIIFRenderer.plan($0.request, from: $0.source, reducedBy: $0.scale)
+                try IIIFRenderer.plan($0.request, from: $0.source, reducedBy: $0.scale, padding: $0.padding)
             }
             let tileArea = tileSize(of: image) * tileSize(of: image)
             func planned() throws -> IIIFRenderer.Plan {
@@ -275,9 +275,13 @@ public final class IIIFService: Sendable {
     /// the smallest stored level above that), lies in one stored tile: that tile's JPEG as stored, read as the
     /// image reduced `scale` times, and the request moved to the tile's origin and kept to its real pixels. One
     /// JPEG decoded with libjpeg's DCT scaling instead of the pyramid opened through libtiff: thumbnails from the
-    /// smallest level, tiles asked for further off their size than the coefficients stretch.
+    /// smallest level, tiles asked for further off their size than the coefficients stretch. `padding` is the
+    /// image's last column and row that a level halved rounding down lost, where the size asks for them: repeated
+    /// from the tile's last real ones (as a read past a level's end is, and the coefficients' path does), so that
+    /// only an axis further off is resampled (a tile a pixel narrow whose height is rounded from its aspect ratio
+    /// keeps its width, whose rows the fixed-point pass sums).
     private func storedTileSource(for request: IIIFResolvedRequest, in image: OpenImages.Image) throws
-        -> (source: ImageSource, scale: Int, request: IIIFResolvedRequest)? {
+        -> (source: ImageSource, scale: Int, request: IIIFResolvedRequest, padding: Size)? {
         guard let tiles = image.tiles else { return nil }
         var scale = IIIFRenderer.reduction(for: request)
         while scale > 1, tiles.storedLevelSize(scale: scale) == nil { scale /= 2 }
@@ -286,13 +290,16 @@ public final class IIIFService: Sendable {
         guard (region.maxX - 1) / span == column, (region.maxY - 1) / span == row,
               let (jpeg, content) = try tiles.storedJPEG(scale: scale, column: column, row: row) else { return nil }
         // A region past a level halved rounding down (the image's last pixel or two) is not in the tile.
-        let moved = Rect(x: region.x - column * span, y: region.y - row * span, width: region.width, height: region.height)
-            .intersection(Rect(x: 0, y: 0, width: content.width * scale, height: content.height * scale))
+        let asked = Rect(x: region.x - column * span, y: region.y - row * span, width: region.width, height: region.height)
+        let moved = asked.intersection(Rect(x: 0, y: 0, width: content.width * scale, height: content.height * scale))
         guard !moved.isEmpty else { return nil }
         let inTile = IIIFResolvedRequest(region: moved, size: request.size, rotation: request.rotation,
                                          mirror: request.mirror, quality: request.quality, format: request.format)
         guard IIIFRenderer.reduction(for: inTile) >= scale else { return nil }
-        return (try ImageSource(bytes: jpeg, name: image.source.input.name), scale, inTile)
+        let read = reducedSize(moved.size, by: scale)
+        let padding = Size(width: moved.width < asked.width && request.size.width == read.width + 1 ? 1 : 0,
+                           height: moved.height < asked.height && request.size.height == read.height + 1 ? 1 : 0)
+        return (try ImageSource(bytes: jpeg, name: image.source.input.name), scale, inTile, padding)
     }
 
     /// The tile size clients are told to ask for: the stored tiles' when there are any, else a tiled JPEG 2000's
