@@ -240,20 +240,28 @@ public final class ResamplingReader: ImageReader {
     /// One output row of the vertical pass: pixel `x` is the weighted sum of pixel `x` of the `taps` rows.
     static func sumRows(_ rows: UnsafePointer<UnsafePointer<SIMD4<Float>>>, weights: UnsafePointer<SIMD4<Float>>, taps: Int,
                         into output: UnsafeMutableBufferPointer<SIMD4<Float>>) {
-        // Two pixels per step share each row pointer and weight load.
+        // Four pixels per step share each row pointer and weight load, and their four sums are independent chains
+        // of adds (two kept each add waiting on the one before, four cycles each).
         var x = 0
-        while x + 2 <= output.count {
-            var left = SIMD4<Float>(repeating: 0), right = left
+        while x + 4 <= output.count {
+            var s0 = SIMD4<Float>(repeating: 0), s1 = s0, s2 = s0, s3 = s0
             for k in 0..<taps {
-                let row = rows[k], weight = weights[k]
-                left += row[x] * weight
-                right += row[x + 1] * weight
+                let row = rows[k] + x, weight = weights[k]
+                s0 += row[0] * weight
+                s1 += row[1] * weight
+                s2 += row[2] * weight
+                s3 += row[3] * weight
             }
-            output[x] = left
-            output[x + 1] = right
-            x += 2
+            output[x] = s0
+            output[x + 1] = s1
+            output[x + 2] = s2
+            output[x + 3] = s3
+            x += 4
         }
-        if x < output.count { output[x] = dot(taps: taps) { rows[$0][x] * weights[$0] } }
+        while x < output.count {
+            output[x] = dot(taps: taps) { rows[$0][x] * weights[$0] }
+            x += 1
+        }
     }
 
     /// The horizontal pass of two rows at once: output pixel `i` of each is the weighted sum of `taps` pixels
@@ -265,22 +273,27 @@ public final class ResamplingReader: ImageReader {
         let w = weights.baseAddress!
         for i in 0..<first.count {
             let baseA = a.baseAddress! + first[i], baseB = b.baseAddress! + first[i], weight = w + i * taps
-            var a0 = SIMD4<Float>(repeating: 0), a1 = a0, b0 = a0, b1 = a0
+            var a0 = SIMD4<Float>(repeating: 0), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0
             var k = 0
-            while k + 2 <= taps {
-                let w0 = weight[k], w1 = weight[k + 1]
+            while k + 4 <= taps {
+                let w0 = weight[k], w1 = weight[k + 1], w2 = weight[k + 2], w3 = weight[k + 3]
                 a0 += baseA[k] * w0
                 b0 += baseB[k] * w0
                 a1 += baseA[k + 1] * w1
                 b1 += baseB[k + 1] * w1
-                k += 2
+                a2 += baseA[k + 2] * w2
+                b2 += baseB[k + 2] * w2
+                a3 += baseA[k + 3] * w3
+                b3 += baseB[k + 3] * w3
+                k += 4
             }
-            if k < taps {
+            while k < taps {
                 a0 += baseA[k] * weight[k]
                 b0 += baseB[k] * weight[k]
+                k += 1
             }
-            outputA[i] = a0 + a1
-            outputB[i] = b0 + b1
+            outputA[i] = (a0 + a1) + (a2 + a3)
+            outputB[i] = (b0 + b1) + (b2 + b3)
         }
     }
 
