@@ -35,13 +35,15 @@ final class TIFFDecoder: ImageDecoder, TiledRowDecoder {
         -> (properties: ImageProperties, shared: (any SharedDecoderState)?) {
         let file = try TIFFFile(reading: input, budget: budget)
         let pageCount = file.directoryCount
+        // Page 0's fields before the walk, which leaves another directory current.
+        try file.selectPage(0)
+        let layout = try TIFFLayout(file), hasICCProfile = file.hasICCProfile
         var index = StoredTileReader.Index()
         let pyramid = try TIFFPyramid(file, pageCount: pageCount) { index.visit($0, in: file) }
-        let layout = try TIFFLayout(file)
         let properties = ImageProperties(format: .tiff, width: layout.width, height: layout.height,
                                          channels: layout.samplesPerPixel, bitDepth: layout.bitsPerSample,
                                          colorModel: layout.colorModel, hasAlpha: layout.alphaSample != nil,
-                                         orientation: layout.orientation, hasICCProfile: file.hasICCProfile,
+                                         orientation: layout.orientation, hasICCProfile: hasICCProfile,
                                          pageCount: max(1, pageCount), levels: pyramid.levels.map(\.size),
                                          fileSize: file.byteCount)
         return (properties, StoredTileReader(input: input, index: index, pyramid: pyramid))

@@ -13,6 +13,9 @@ final class TIFFFile {
     let handle: OpaquePointer
     /// The cursor the file is read through, kept alive as long as the handle (nil when writing).
     private let cursor: ReadCursor?
+    /// The page whose directory libtiff holds (it reads the first on opening); nil while a SubIFD is current, and
+    /// when writing. Selecting it again would read the directory again: some 20 us of libtiff's each time.
+    private var currentPage: Int?
 
     private init(state: OpaquePointer?, name: String, byteCount: Int, writing: Bool, cursor: ReadCursor? = nil) throws {
         guard let state else { throw TesseraError.io(path: name, detail: "out of memory opening the TIFF") }
@@ -28,6 +31,7 @@ final class TIFFFile {
         self.name = name
         self.byteCount = byteCount
         self.cursor = cursor
+        currentPage = writing ? nil : 0
     }
 
     /// Opens a TIFF for reading without memory-mapping it; libtiff's own allocations are capped by `budget`.
@@ -191,17 +195,21 @@ final class TIFFFile {
     /// The number of top-level directories (pages).
     var directoryCount: Int { Int(TIFFNumberOfDirectories(handle)) }
 
-    /// Makes page `index` current.
+    /// Makes page `index` current, reading its directory unless it is current already.
     func selectPage(_ index: Int) throws {
+        guard index != currentPage else { return }
         clearMessage()
+        currentPage = nil
         guard index >= 0, index <= Int(UInt32.max), TIFFSetDirectory(handle, UInt32(index)) != 0 else {
             throw readFailure("reading page \(index)")
         }
+        currentPage = index
     }
 
     /// Makes the directory at byte `offset` current (a SubIFD).
     func selectSubIFD(at offset: UInt64) throws {
         clearMessage()
+        currentPage = nil
         guard TIFFSetSubDirectory(handle, offset) != 0 else { throw readFailure("reading the SubIFD at byte \(offset)") }
     }
 }
