@@ -77,12 +77,14 @@ unsigned int tessera_http_connections(struct MHD_Daemon *daemon) {
     return info ? info->num_connections : 0;
 }
 
-int tessera_set_malloc_thresholds(int mapping_threshold, int trim_threshold) {
+int tessera_set_malloc_thresholds(int mapping_threshold, int trim_threshold, int arenas) {
 #ifdef __GLIBC__
-    return mallopt(M_MMAP_THRESHOLD, mapping_threshold) == 1 && mallopt(M_TRIM_THRESHOLD, trim_threshold) == 1;
+    return mallopt(M_MMAP_THRESHOLD, mapping_threshold) == 1 && mallopt(M_TRIM_THRESHOLD, trim_threshold) == 1
+        && mallopt(M_ARENA_MAX, arenas) == 1;
 #else
     (void)mapping_threshold;
     (void)trim_threshold;
+    (void)arenas;
     return 0;
 #endif
 }

@@ -34,9 +34,9 @@ unsigned int tessera_http_connections(struct MHD_Daemon *daemon);
 /// The port the daemon listens on (useful after asking for port 0).
 uint16_t tessera_http_port(struct MHD_Daemon *daemon);
 
-// Sets glibc's malloc thresholds: blocks below `mapping_threshold` bytes come from the heap, and free memory past
-// `trim_threshold` at a heap's top is given back (mallopt's M_MMAP_THRESHOLD and M_TRIM_THRESHOLD). Returns 1 when
-// both were set, 0 otherwise (another C library).
-int tessera_set_malloc_thresholds(int mapping_threshold, int trim_threshold);
+// Sets glibc's malloc thresholds: blocks below `mapping_threshold` bytes come from the heap, free memory past
+// `trim_threshold` at a heap's top is given back, and threads share at most `arenas` heaps (mallopt's
+// M_MMAP_THRESHOLD, M_TRIM_THRESHOLD and M_ARENA_MAX). Returns 1 when all were set, 0 otherwise (another C library).
+int tessera_set_malloc_thresholds(int mapping_threshold, int trim_threshold, int arenas);
 
 #endif
