@@ -13,8 +13,9 @@ public enum AllocatorRetention {
     /// thread's and worker's first render, and every image a worker opened, faulted in pages of a heap nobody had
     /// used (36 faults for an info.json, 46 for a first thumbnail), while the pages another thread had freed sat
     /// idle. One heap, warmed by `IIIFService.warmUp`, has them: an image's first info.json took 0.1-0.25 ms less
-    /// CPU, a new server's first thumbnail 0.35 ms less. The threads take turns on a few cores; wrk's requests per second over the viewer benchmark's sequences
-    /// did not change (13,140 and 13,486 with a heap per thread, 13,119 and 13,700 with one, median of 3).
+    /// CPU, a new server's first thumbnail 0.1-0.35 ms less. The threads take turns on a few cores: wrk's requests
+    /// per second over the viewer benchmark's sequences did not change (13,140 and 13,486 with a heap per thread,
+    /// 13,119 and 13,700 with one, median of 3).
     public static let heaps: Int32 = 1
 
     /// Keeps request-sized working memory in the process (at most `trimThreshold` free, in `heaps` heaps); false

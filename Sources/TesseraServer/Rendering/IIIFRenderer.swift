@@ -117,7 +117,7 @@ enum IIIFRenderer {
         var reader: any ImageReader = try source.makeReader(
             ReadOptions(region: plan.region, scale: plan.scale, entropyIndexFolder: entropyIndexFolder,
                         tileCache: tileCache))
-        if plan.padding != Size(width: 0, height: 0) {
+        if plan.padding.width > 0 || plan.padding.height > 0 {
             reader = EdgeExtendingReader(source: reader, size: Size(width: reader.size.width + plan.padding.width,
                                                                     height: reader.size.height + plan.padding.height))
         }

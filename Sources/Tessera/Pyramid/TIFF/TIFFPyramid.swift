@@ -23,8 +23,8 @@ struct TIFFPyramid {
     /// corrupt directory chain can cause.
     private static let maximumLevels = 33
 
-    /// Scans `file`'s directories, leaving the last one read current. A reduced level that cannot be read ends the scan
-    /// rather than failing it: page 0 stays readable whatever follows it. `visit` is called with each level while
+    /// Scans `file`'s directories, leaving the last one read current. A reduced level that cannot be read ends the
+    /// scan rather than failing it: page 0 stays readable whatever follows it. `visit` is called with each level while
     /// its directory is current (page 0 first, then the reductions in the order the file holds them), so that a
     /// reader of the levels' fields (`StoredTileReader.Index`) needs no walk of its own.
     init(_ file: TIFFFile, pageCount: Int, visit: (Level) -> Void = { _ in }) throws {
