@@ -62,7 +62,8 @@ public final class ImageSource: Sendable {
         if header.isEmpty { throw TesseraError.truncated(path: input.name, detail: "(the file is empty)") }
         guard let format = ImageFormat.detect(header) else { throw TesseraError.unknownFormat(path: input.name) }
         var (properties, shared) = try Self.decoder(for: format).open(input, budget: budget)
-        properties.fileSize = try input.byteCount()
+        // Formats that read the whole file or know its length (TIFF, WebP, JPEG 2000) have given it already.
+        if properties.fileSize == 0 { properties.fileSize = try input.byteCount() }
         self.input = input
         self.properties = properties
         self.budget = budget
