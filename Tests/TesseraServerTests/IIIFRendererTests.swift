@@ -19,6 +19,26 @@ import Testing
                 "a 3-pixel sliver asked 1 x 683: the level of 1,024 rows, not one of 2")
     }
 
+    /// A plan's padding (the image's last column, lost to a level halved rounding down) repeats the read's last
+    /// column, and only the axis further off is resampled: the answer is the rows resampled and that column again.
+    @Test func paddingRepeatsTheLastColumnAndResamplesOnlyTheRows() throws {
+        var pixels = ImageBuffer(width: 40, height: 32, format: .rgb8)
+        for index in pixels.bytes.indices { pixels.bytes[index] = UInt8(truncatingIfNeeded: index * 37 / 7) }
+        let source = try ImageSource(bytes: try ImageWriter.encode(pixels, as: .png), name: "ramps.png")
+        let request = IIIFResolvedRequest(region: Rect(x: 0, y: 0, width: 40, height: 32),
+                                          size: Tessera.Size(width: 41, height: 34), rotation: 0, mirror: false,
+                                          quality: .default, format: "png")
+        let plan = try IIIFRenderer.plan(request, from: source, padding: Tessera.Size(width: 1, height: 0))
+        let answer = try ImageSource(bytes: try IIIFRenderer.render(plan, quality: 85).bytes).makeReader().readAll()
+        let rows = try ResamplingReader(source: BufferReader(pixels), size: Tessera.Size(width: 40, height: 34)).readAll()
+        #expect(answer.size == Tessera.Size(width: 41, height: 34))
+        for y in 0..<34 {
+            let answerRow = Array(answer.bytes[(y * 41 * 3)..<((y + 1) * 41 * 3)])
+            let resampled = Array(rows.bytes[(y * 40 * 3)..<((y + 1) * 40 * 3)])
+            #expect(answerRow == resampled + resampled.suffix(3), "row \(y)")
+        }
+    }
+
     @Test func aOnePixelAnswerReadsNoFurtherThanTheRegionsSize() throws {
         #expect(try reduction("0,0,3,3", "1,1") == 2)
         #expect(try reduction("full", "1,1") == 4096)
