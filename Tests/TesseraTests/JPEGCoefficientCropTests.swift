@@ -165,6 +165,22 @@ import Testing
         }
     }
 
+    /// A JPEG whose quantisation table holds zeros (invalid, but libjpeg reads it: each coefficient it scales is
+    /// 0), stretched past its real pixels by the splice and through libjpeg: a JPEG of the size asked for, not a
+    /// trap in the requantisation's division (found by fuzzing a pyramidal TIFF's tiles).
+    @Test func zeroQuantisersRequantiseToZero() throws {
+        var tile = try jpeg(.rgb8, subsampling: .s420)
+        let table = try #require((0..<tile.count - 1).first { tile[$0] == 0xFF && tile[$0 + 1] == 0xDB })
+        // The first table's last 16 entries in zigzag order (the highest frequencies), after the marker, the
+        // length and the precision and number.
+        for entry in table + 5 + 48..<table + 5 + 64 { tile[entry] = 0 }
+        let content = Size(width: 203, height: 250), size = Size(width: 205, height: 251)
+        for corner in [try JPEGEntropySplice.topLeft(of: tile, size: size, content: content, name: "tile"),
+                       try JPEGCoefficientCrop.throughLibJPEG(tile, size: size, content: content, name: "tile")] {
+            #expect(try ImageSource(bytes: try #require(corner)).makeReader().readAll().size == size)
+        }
+    }
+
     @Test func aCornerLargerThanTheImageIsRefused() throws {
         let whole = try jpeg(.rgb8, subsampling: .s420)
         #expect(throws: TesseraError.self) {

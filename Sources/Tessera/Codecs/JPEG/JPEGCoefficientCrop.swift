@@ -237,7 +237,8 @@ enum JPEGCoefficientCrop {
                     }
                     DCT8.forward(samples, into: coefficients)
                     for v in 0..<8 {
-                        let quantised = coefficients[v] / table[v]
+                        // A quantiser of 0 (invalid, but libjpeg reads it) makes every coefficient it scales 0.
+                        let quantised = (coefficients[v] / table[v]).replacing(with: 0, where: table[v] .== 0)
                         // Rounded half away from zero, as `rounded()` but without a call per coefficient: in Double
                         // the half added is exact, and the conversion truncates.
                         for u in 0..<8 {
