@@ -21,7 +21,8 @@ struct FuzzTarget: Sendable {
     static let decodedPixels = 1 << 20
 
     /// Every format through `ImageSource`: detection, properties, then whole, 1/8-scale and region reads, once with
-    /// the default budget and once with a tiny one (which sends progressive JPEGs through the banded decoder).
+    /// the default budget and once with a tiny one (which sends progressive JPEGs through the banded decoder); and a
+    /// pyramid's stored JPEG tiles as a server answers them (`storedTiles`).
     static let image = FuzzTarget(name: "image", summary: "each codec's header and data path through ImageSource") { bytes in
         for budget in [MemoryBudget(limit: 64 << 20), MemoryBudget(limit: 64 << 10)] {
             let source = try ImageSource(bytes: bytes, name: "fuzz", budget: budget)
@@ -33,6 +34,35 @@ struct FuzzTarget: Sendable {
                             ReadOptions(allowPartial: true)] {
                 _ = try? source.makeReader(options).readAll(budget: budget, name: "fuzz")
             }
+        }
+        try storedTiles(of: ImageSource(bytes: bytes, name: "fuzz"))
+    }
+
+    /// Each level's first and last stored JPEG tile of a pyramid (a pyramidal TIFF's), asked for at sizes up to
+    /// two pixels either side of its real pixels, as viewers ask for edge tiles: cut or stretched in its
+    /// coefficients (`JPEGCoefficientCrop`: the header relabelled, Tessera's entropy splice, or libjpeg's
+    /// transcoding). Whatever comes back that is not the stored tile as it is must be a JPEG of the size asked for.
+    static func storedTiles(of source: ImageSource) throws {
+        guard let tiles = try source.storedJPEGTiles() else { return }
+        var scale = 1
+        while let level = tiles.storedLevelSize(scale: scale), level.width * level.height <= decodedPixels {
+            let last = ((level.width - 1) / tiles.tileSize, (level.height - 1) / tiles.tileSize)
+            for (column, row) in [(0, 0), last] {
+                guard let content = try? tiles.storedJPEG(scale: scale, column: column, row: row)?.content else { continue }
+                for width in content.width - 2...content.width + 2 {
+                    for height in content.height - 2...content.height + 2 {
+                        let asked = Size(width: width, height: height)
+                        guard let answer = try? tiles.jpeg(scale: scale, column: column, row: row, size: asked),
+                              asked != Size(width: tiles.tileSize, height: tiles.tileSize) || content != asked,
+                              let answered = try? ImageSource(bytes: answer, name: "fuzz")
+                        else { continue }
+                        precondition(answered.properties.size == asked,
+                                     "a stored tile asked for at \(asked) came back \(answered.properties.size)")
+                        _ = try? answered.makeReader().readAll(name: "fuzz")
+                    }
+                }
+            }
+            scale *= 2
         }
     }
 
