@@ -53,6 +53,12 @@ import Testing
         if subsampling == .s444 {
             #expect(JPEGCoefficientCrop.sameBlocks(whole, size: Size(width: 256, height: 247)) == nil, "31 block rows")
         }
+        // A second frame header (damage): decoders read the first, so neither is relabelled.
+        let frame = try #require((0..<whole.count - 1).first { whole[$0] == 0xFF && whole[$0 + 1] == 0xC0 })
+        let frameLength = Int(whole[frame + 2]) << 8 | Int(whole[frame + 3])
+        var twoFrames = whole
+        twoFrames.insert(contentsOf: whole[frame..<frame + 2 + frameLength], at: frame)
+        #expect(JPEGCoefficientCrop.sameBlocks(twoFrames, size: size) == nil)
         // A progressive JPEG's scans code one component at a time: its components' blocks must match too.
         var options = EncodeOptions()
         options.subsampling = subsampling

@@ -118,7 +118,7 @@ enum JPEGCoefficientCrop {
     /// corner leaves out only samples of its last MCU column and row: a padded edge tile whose real pixels end in
     /// its last MCUs): decoders then crop those MCUs to the new size, so the corner is exact and nothing is decoded
     /// or encoded. Nil when the sizes' blocks differ (the MCUs, and each component's blocks where a scan codes a
-    /// component alone), or the frame header is not found or says no height (DNL).
+    /// component alone), or the frame header is not found, is not the only one, or says no height (DNL).
     static func sameBlocks(_ jpeg: [UInt8], size: Size) -> [UInt8]? {
         guard size.width >= 1, size.height >= 1, size.width <= 0xFFFF, size.height <= 0xFFFF else { return nil }
         // The frame header, and whether every scan interleaves every component (then only whole MCUs are coded).
@@ -127,8 +127,10 @@ enum JPEGCoefficientCrop {
             var frame: JPEGSegment?, interleaved = true, scans = 0
             while let token = tokenizer.next(in: bytes) {
                 guard case let .segment(segment) = token else { continue }
-                // SOF0-SOF15 but DHT (C4), JPG (C8) and DAC (CC).
+                // SOF0-SOF15 but DHT (C4), JPG (C8) and DAC (CC). A second one (damage: decoders read the first,
+                // or give up) leaves the size to what decodes the JPEG.
                 if (0xC0...0xCF).contains(segment.marker), ![0xC4, 0xC8, 0xCC].contains(segment.marker) {
+                    guard frame == nil else { return (nil, false) }
                     frame = segment
                 } else if segment.marker == 0xDA, let frame, frame.payload.count >= 6, segment.payload.count >= 1,
                           segment.payload.upperBound <= bytes.count {
