@@ -199,5 +199,14 @@ import Testing
         #expect(throws: TesseraError.self) {
             try JPEGCoefficientCrop.topLeft(of: Array(whole.prefix(100)), size: Size(width: 10, height: 10), name: "tile")
         }
+        // A tile whose header claims 8192 x 8192 pixels (a hostile one of a few kilobytes, whose coefficients
+        // libjpeg would allocate whole: 200 MB for each crop; found by fuzzing) is refused before.
+        var huge = whole
+        let frame = try #require((0..<huge.count - 1).first { huge[$0] == 0xFF && huge[$0 + 1] == 0xC0 })
+        huge.replaceSubrange(frame + 5..<frame + 9, with: [0x20, 0x00, 0x20, 0x00])
+        #expect(throws: TesseraError.self) {
+            try JPEGCoefficientCrop.topLeft(of: huge, size: Size(width: 255, height: 257), content: Size(width: 256, height: 256),
+                                            name: "tile")
+        }
     }
 }

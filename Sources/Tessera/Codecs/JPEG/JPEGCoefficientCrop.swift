@@ -16,6 +16,10 @@ enum JPEGCoefficientCrop {
     /// How far past its real pixels, on each axis, a corner may reach.
     static let maxExtension = 2
 
+    /// The largest JPEG cut or stretched, in pixels (4096 x 4096): its coefficients are held while it is, and a
+    /// stored tile is far smaller. A tile whose header claims more is refused before anything is allocated for it.
+    static let maxPixels = 1 << 24
+
     /// Whether a corner of `size` can be cut from real pixels of `content`: within `maxExtension` on each axis,
     /// either way (a viewer's size a pixel or two off a tile's, by rounding).
     static func reaches(_ size: Size, from content: Size) -> Bool {
@@ -48,6 +52,9 @@ enum JPEGCoefficientCrop {
               content.width <= whole.width, content.height <= whole.height,
               size.width <= content.width + maxExtension, size.height <= content.height + maxExtension else {
             throw TesseraError.invalidArgument("\(name): cannot crop a \(whole.width)x\(whole.height) JPEG to \(size)")
+        }
+        guard whole.width * whole.height <= maxPixels else {
+            throw TesseraError.unsupported(path: name, feature: "cutting a \(whole.width)x\(whole.height) JPEG in its coefficients (at most 4096 x 4096 pixels)")
         }
         try session.check(tessera_jpeg_read_coefficients(session.decoder), during: "reading coefficients")
         guard let encoder = tessera_jpeg_encoder_create() else {

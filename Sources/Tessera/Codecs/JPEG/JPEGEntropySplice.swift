@@ -7,9 +7,9 @@
 /// difference. The headers are the source's, the frame's size changed.
 ///
 /// Only a baseline or extended sequential Huffman JPEG of 8-bit samples with one scan of every component and no
-/// restart markers, of at most `maxPixels`, is spliced (every stored tile libvips, libtiff and Tessera write);
-/// `topLeft` answers nil for anything else, for data cut short, and where a changed block needs a code the tables
-/// lack, so that the caller crops through libjpeg.
+/// restart markers, of at most `JPEGCoefficientCrop.maxPixels`, is spliced (every stored tile libvips, libtiff and
+/// Tessera write); `topLeft` answers nil for anything else, for data cut short, and where a changed block needs a
+/// code the tables lack, so that the caller crops through libjpeg.
 enum JPEGEntropySplice {
     /// The top-left `size` of `jpeg` (a complete JPEG file) whose real pixels are its top-left `content` (the
     /// whole JPEG when nil), as `JPEGCoefficientCrop.topLeft` defines it; nil when this JPEG cannot be spliced.
@@ -22,7 +22,7 @@ enum JPEGEntropySplice {
               scan.restartInterval == 0, scan.components == Array(frame.components.indices),
               scan.spectralStart == 0, scan.spectralEnd == 63, scan.dcTables.count == frame.components.count,
               scan.acTables.count == frame.components.count, frame.components.count <= 4,
-              frame.width * frame.height <= maxPixels,
+              frame.width * frame.height <= JPEGCoefficientCrop.maxPixels,
               size.width >= 1, size.height >= 1, size.width <= 0xFFFF, size.height <= 0xFFFF,
               content.width >= 1, content.height >= 1, content.width <= frame.width, content.height <= frame.height,
               size.width <= content.width + reach, size.height <= content.height + reach,
@@ -41,9 +41,6 @@ enum JPEGEntropySplice {
             return output + data + [0xFF, 0xD9]
         }
     }
-
-    /// The largest JPEG spliced, in pixels: its coefficients are held while it is (a tile's are 256 x 256 or so).
-    static let maxPixels = 1 << 24
 
     /// One splice's geometry and its source's coefficients, decoded MCU row by MCU row as far as the corner needs.
     private struct Splice {
