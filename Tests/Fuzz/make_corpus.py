@@ -116,7 +116,13 @@ def main():
             ("front.txt", "GET /\n"), ("folder.txt", "GET /browse/maps/\n"), ("asset.txt", "GET /web/js/main.js\n"),
             ("view.txt", "HEAD /view/a.jpg\n"), ("options.txt", "OPTIONS /iiif/a.jpg/full/max/0/default.jpg\n"),
             ("since.txt", "GET /iiif/a/info.json\nif-modified-since: Sun, 06 Nov 1994 08:49:37 GMT"),
-            ("stream.txt", "GET /stream/a.jpg/64\n")]},
+            ("stream.txt", "GET /stream/a.jpg/64\n"),
+            # The image corpus's pyramid.tif, which FuzzSite serves as p.tif: 40 x 30, levels halved rounding down.
+            ("pyramid-info.txt", "GET /iiif/p.tif/info.json\n"),
+            ("pyramid-edge.txt", "GET /iiif/p.tif/32,16,8,14/8,/0/default.jpg\n"),
+            ("pyramid-near-level.txt", "GET /iiif/p.tif/32,0,8,30/5,/0/default.jpg\n"),
+            ("pyramid-thumbnail.txt", "GET /iiif/p.tif/full/13,/0/default.jpg\n"),
+            ("pyramid-sliver.txt", "GET /iiif/p.tif/32,0,3,30/1,/0/default.jpg\n")]},
         "viewer-script": {
             "trace.json": json.dumps({"framesPerSecond": 60, "steps": [
                 {"view": {"x": 6000, "y": 4000, "zoom": 1}}, {"pan": [40, 0]}, {"zoom": 1.1, "at": [320, 240]},
