@@ -29,17 +29,27 @@ final class FixedPointRows {
     init?(weights: ResamplingWeights, rowBytes: Int, ringRows: Int) {
         let one = 1 << Self.fractionBits, taps = weights.taps
         let stride = (taps + Self.group - 1) / Self.group * Self.group
-        var fixed = [Int](repeating: 0, count: weights.first.count * stride)
-        for row in 0..<weights.first.count {
-            func weight(_ k: Int) -> Double { Double(weights.weights[row * taps + k][0]) }
-            let window = row * stride..<row * stride + taps
-            for k in 0..<taps { fixed[window.lowerBound + k] = Int((weight(k) * Double(one)).rounded()) }
-            // What rounding lost or added goes to the largest weight, so a flat area stays exactly flat.
-            let largest = (0..<taps).max { abs(weight($0)) < abs(weight($1)) }!
-            fixed[window.lowerBound + largest] += one - fixed[window].reduce(0, +)
+        var fixed = [Int16](repeating: 0, count: weights.first.count * stride)
+        let fits = weights.weights.withUnsafeBufferPointer { floats in
+            fixed.withUnsafeMutableBufferPointer { fixed in
+                for row in 0..<weights.first.count {
+                    var total = 0, largest = 0, largestMagnitude: Float = -1
+                    for k in 0..<taps {
+                        let weight = floats[row * taps + k][0], value = Int((Double(weight) * Double(one)).rounded())
+                        guard let sample = Int16(exactly: value) else { return false }
+                        fixed[row * stride + k] = sample
+                        total += value
+                        // What rounding lost or added goes to the largest weight, so a flat area stays exactly flat.
+                        if abs(weight) > largestMagnitude { (largest, largestMagnitude) = (k, abs(weight)) }
+                    }
+                    guard let corrected = Int16(exactly: Int(fixed[row * stride + largest]) + one - total) else { return false }
+                    fixed[row * stride + largest] = corrected
+                }
+                return true
+            }
         }
-        guard fixed.allSatisfy({ Int(Int16.min)...Int(Int16.max) ~= $0 }) else { return nil }
-        self.weights = fixed.map { Int16($0) }
+        guard fits else { return nil }
+        self.weights = fixed
         first = weights.first
         self.taps = taps
         self.stride = stride
