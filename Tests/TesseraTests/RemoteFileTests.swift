@@ -10,6 +10,8 @@ private final class FakeServer: HTTPFetching, @unchecked Sendable {
     private var etag: String
     var servesRanges = true
     var missing = false
+    /// The total its Content-Range headers claim, when not the file's own size (a server that lies).
+    var claimedTotal: Int?
     private(set) var requests: [HTTPClient.Request] = []
 
     init(_ bytes: [UInt8], etag: String = "\"1\"") {
@@ -47,7 +49,7 @@ private final class FakeServer: HTTPFetching, @unchecked Sendable {
             }
             let end = min(bytes.count, range.upperBound)
             body = Array(bytes[range.lowerBound..<end])
-            headers["content-range"] = "bytes \(range.lowerBound)-\(end - 1)/\(bytes.count)"
+            headers["content-range"] = "bytes \(range.lowerBound)-\(end - 1)/\(claimedTotal ?? bytes.count)"
             status = 206
         }
         if let limit = request.bodyLimit, body.count > limit {
@@ -153,6 +155,25 @@ private final class FakeServer: HTTPFetching, @unchecked Sendable {
         server.missing = true
         #expect(throws: TesseraError.http(url: url, detail: "HTTP 404 Not Found")) { try open(server) }
         #expect("\(TesseraError.http(url: url, detail: "HTTP 404 Not Found"))" == "\(url): HTTP 404 Not Found")
+    }
+
+    /// A server claiming a file of nearly `Int.max` bytes is refused at open: a read near that end overflowed the
+    /// block arithmetic and trapped (found by fuzzing). One claiming 4 EiB opens, and a read near that end fails
+    /// with the server's answer.
+    @Test func aServerClaimingAnAbsurdSizeIsRefused() throws {
+        let server = FakeServer(Array(content.prefix(64)))
+        server.claimedTotal = Int.max - 15
+        do {
+            _ = try open(server, blockSize: 16)
+            Issue.record("a claim of \(Int.max - 15) bytes was accepted")
+        } catch let error as TesseraError {
+            #expect(error.description.contains(url) && error.description.contains("claims a file of"), "\(error)")
+        }
+        server.claimedTotal = RemoteFile.largestFile
+        let file = try open(server, blockSize: 16)
+        #expect(file.byteCount == RemoteFile.largestFile)
+        #expect(throws: TesseraError.self) { try file.read(at: file.byteCount - 10, count: 100, readAhead: 64) }
+        #expect(try file.read(at: -5, count: 10).isEmpty)
     }
 
     @Test func theBlockCacheStaysWithinItsBudget() {

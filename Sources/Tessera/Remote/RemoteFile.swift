@@ -74,6 +74,8 @@ public final class RemoteFile: @unchecked Sendable {
     public static let defaultBlockSize = 64 << 10
     /// The most bytes one range request asks for.
     static let largestRequest = 8 << 20
+    /// The largest file a server may claim, in bytes (4 EiB): more is a lie that would overflow the block arithmetic.
+    static let largestFile = 1 << 62
 
     /// Where the requests go and how they are signed (`url` resolved: an `s3://` object's store URL).
     private let address: RemoteURL
@@ -113,6 +115,9 @@ public final class RemoteFile: @unchecked Sendable {
             guard let served = ContentRange(response.header("content-range")), served.start == 0,
                   served.total > 0, response.body.count == min(self.blockSize, served.total) else {
                 throw TesseraError.http(url: url, detail: "the server's Content-Range does not match the bytes asked for")
+            }
+            guard served.total <= Self.largestFile else {
+                throw TesseraError.http(url: url, detail: "the server claims a file of \(served.total.grouped) bytes")
             }
             byteCount = served.total
             servesRanges = true
@@ -167,6 +172,7 @@ public final class RemoteFile: @unchecked Sendable {
 
     /// Up to `count` bytes at `offset` (fewer at the end of the file).
     public func read(at offset: Int, count: Int, readAhead: Int = 0) throws -> [UInt8] {
+        guard offset >= 0, offset < byteCount else { return [] }
         let wanted = max(0, min(count, byteCount - offset))
         var bytes = [UInt8](repeating: 0, count: wanted)
         let got = try bytes.withUnsafeMutableBytes { try read(into: $0, at: offset, readAhead: readAhead) }
