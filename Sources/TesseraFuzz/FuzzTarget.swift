@@ -14,7 +14,7 @@ struct FuzzTarget: Sendable {
 
     /// Every target, by name.
     static let all: [FuzzTarget] = [image, incremental, deepZoomDescriptor, iiifInfo, iiifRequest, http, viewerScript,
-                                    zip, entropyIndex]
+                                    zip, entropyIndex, remoteFile]
 
     /// Images larger than this are only opened (header, properties), not decoded: a tiny file claiming a large
     /// image would otherwise spend the fuzzer's time on filler rather than on parsing.
@@ -157,6 +157,27 @@ struct FuzzTarget: Sendable {
         let source = try ImageSource(path: files.jpeg)
         for region in [Rect(x: 120, y: 80, width: 40, height: 30), Rect(x: 0, y: 100, width: 17, height: 36)] {
             _ = try source.makeReader(ReadOptions(region: region, entropyIndexFolder: files.indexFolder)).readAll(name: "fuzz")
+        }
+    }
+
+    /// A file read by byte ranges (`RemoteFile`, as a remote pyramid is) from a web server the input scripts
+    /// (`FuzzServer`): the first byte picks the total the server claims (the file's, a little more or less, or
+    /// far more, up to `Int.max`), the next 64 are the file, then eight reads of four bytes (where, from the start
+    /// or back from the claimed end, how much, how far ahead), then the server's answers, two bytes each.
+    static let remoteFile = FuzzTarget(name: "remote-file", summary: "byte-range reads from a web server that may lie") { bytes in
+        guard let first = bytes.first else { return }
+        let content = Array(bytes.dropFirst().prefix(64))
+        let claims = [content.count, content.count + 1, content.count - 1, content.count + 1000, 1 << 40, 1 << 62,
+                      Int.max - 15, Int.max]
+        let reads = Array(bytes.dropFirst(1 + content.count).prefix(32))
+        let server = FuzzServer(content: content, claimedTotal: claims[Int(first) % claims.count],
+                                script: Array(bytes.dropFirst(1 + content.count + reads.count)))
+        let file = try RemoteFile(url: "http://fuzz.invalid/file", fetcher: server, cache: BlockCache(budget: 1 << 16),
+                                  blockSize: 16, budget: MemoryBudget(limit: 1 << 16))
+        for read in stride(from: 0, to: reads.count - 3, by: 4) {
+            let position = Int(reads[read]), fromEnd = reads[read + 3] & 1 == 1
+            _ = try? file.read(at: fromEnd ? file.byteCount - 1 - position : position, count: Int(reads[read + 1]),
+                               readAhead: Int(reads[read + 2]) * 16)
         }
     }
 }

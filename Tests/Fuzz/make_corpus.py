@@ -133,6 +133,13 @@ def main():
     # The entropy-index target XORs its input onto a genuine index: the empty input is that index, a few bytes
     # perturb the image geometry and the first saved states.
     seeds["entropy-index"] = {"genuine.bin": b"", "offset.bin": b"\0" * 8 + b"\x01", "state.bin": b"\0" * 40 + b"\x80"}
+    # The remote-file target: which total the server claims, a 64-byte file, eight reads (where, how much, how far
+    # ahead, from the start or the claimed end), then the server's answers (0 0: honest; 9: the whole file; 13: a
+    # new ETag; 15: an error status).
+    reads = bytes([0, 16, 0, 0, 10, 40, 1, 0, 5, 3, 0, 1, 60, 4, 2, 0, 0, 64, 0, 0, 31, 2, 0, 1, 1, 1, 1, 0, 63, 1, 0, 0])
+    seeds["remote-file"] = {name: bytes([claim]) + bytes(range(64)) + reads + script for name, claim, script in [
+        ("honest.bin", 0, b""), ("whole.bin", 0, bytes([9, 0])), ("replaced.bin", 0, bytes([0, 0, 13, 7])),
+        ("failing.bin", 0, bytes([0, 0, 15, 2])), ("claims-more.bin", 3, b""), ("claims-max.bin", 7, b"")]}
     seeds["incremental"] = {name: bytes([index * 37 % 256]) + data
                             for index, (name, data) in enumerate(seeds["image"].items())}
     for target, files in seeds.items():

@@ -262,6 +262,15 @@ extension HTTPClient {
         public var headers: [String: String]
         public var body: [UInt8]
 
+        /// An answer of `status`, for an `HTTPFetching` other than `HTTPClient` (a test's, the fuzzer's); `headers`'
+        /// names lowercased.
+        public init(status: Int, reason: String, headers: [String: String], body: [UInt8]) {
+            self.status = status
+            self.reason = reason
+            self.headers = headers
+            self.body = body
+        }
+
         /// The value of the header `name` (any case), if the server sent it.
         public func header(_ name: String) -> String? { headers[name.lowercased()] }
 
