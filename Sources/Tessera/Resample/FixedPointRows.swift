@@ -42,8 +42,9 @@ final class FixedPointRows {
                         // What rounding lost or added goes to the largest weight, so a flat area stays exactly flat.
                         if abs(weight) > largestMagnitude { (largest, largestMagnitude) = (k, abs(weight)) }
                     }
-                    guard let corrected = Int16(exactly: Int(fixed[row * stride + largest]) + one - total) else { return false }
-                    fixed[row * stride + largest] = corrected
+                    let corrected = Int(fixed[row * stride + largest]) + one - total
+                    guard let sample = Int16(exactly: corrected) else { return false }
+                    fixed[row * stride + largest] = sample
                 }
                 return true
             }

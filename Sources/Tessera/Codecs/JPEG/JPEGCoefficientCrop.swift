@@ -54,7 +54,8 @@ enum JPEGCoefficientCrop {
             throw TesseraError.invalidArgument("\(name): cannot crop a \(whole.width)x\(whole.height) JPEG to \(size)")
         }
         guard whole.width * whole.height <= maxPixels else {
-            throw TesseraError.unsupported(path: name, feature: "cutting a \(whole.width)x\(whole.height) JPEG in its coefficients (at most 4096 x 4096 pixels)")
+            throw TesseraError.unsupported(path: name, feature: "cutting a \(whole.width)x\(whole.height) JPEG in its "
+                                               + "coefficients (at most \(maxPixels.grouped) pixels)")
         }
         try session.check(tessera_jpeg_read_coefficients(session.decoder), during: "reading coefficients")
         guard let encoder = tessera_jpeg_encoder_create() else {
