@@ -39,7 +39,7 @@ final class TIFFDecoder: ImageDecoder, TiledRowDecoder {
         try file.selectPage(0)
         let layout = try TIFFLayout(file), hasICCProfile = file.hasICCProfile
         var index = StoredTileReader.Index()
-        let pyramid = try TIFFPyramid(file, pageCount: pageCount) { index.visit($0, in: file) }
+        let pyramid = try TIFFPyramid(file, full: layout.size, pageCount: pageCount) { index.visit($0, in: file) }
         let properties = ImageProperties(format: .tiff, width: layout.width, height: layout.height,
                                          channels: layout.samplesPerPixel, bitDepth: layout.bitsPerSample,
                                          colorModel: layout.colorModel, hasAlpha: layout.alphaSample != nil,
@@ -72,7 +72,7 @@ final class TIFFDecoder: ImageDecoder, TiledRowDecoder {
         if request.scale == 1 {
             try file.selectPage(request.page)
         } else {
-            let pyramid = try TIFFPyramid(file, pageCount: file.directoryCount)
+            let pyramid = try TIFFPyramid(file, full: properties.size, pageCount: file.directoryCount)
             guard request.page == 0, let level = pyramid.levels.first(where: {
                 TIFFPyramid.matches($0.size, full: properties.size, factor: request.scale)
             }) else {

@@ -23,13 +23,13 @@ struct TIFFPyramid {
     /// corrupt directory chain can cause.
     private static let maximumLevels = 33
 
-    /// Scans `file`'s directories, leaving the last one read current. A reduced level that cannot be read ends the
-    /// scan rather than failing it: page 0 stays readable whatever follows it. `visit` is called with each level while
-    /// its directory is current (page 0 first, then the reductions in the order the file holds them), so that a
-    /// reader of the levels' fields (`StoredTileReader.Index`) needs no walk of its own.
-    init(_ file: TIFFFile, pageCount: Int, visit: (Level) -> Void = { _ in }) throws {
+    /// Scans `file`'s directories from page 0, of `full` pixels (its `TIFFLayout`'s size, which every caller has
+    /// read), leaving the last one read current. A reduced level that cannot be read ends the scan rather than
+    /// failing it: page 0 stays readable whatever follows it. `visit` is called with each level while its directory
+    /// is current (page 0 first, then the reductions in the order the file holds them), so that a reader of the
+    /// levels' fields (`StoredTileReader.Index`) needs no walk of its own.
+    init(_ file: TIFFFile, full: Size, pageCount: Int, visit: (Level) -> Void = { _ in }) throws {
         try file.selectPage(0)
-        let full = try TIFFLayout(file).size
         var levels = [Level(size: full, location: .page(0))]
         visit(levels[0])
         let subIFDs = file.subIFDOffsets().prefix(Self.maximumLevels)
