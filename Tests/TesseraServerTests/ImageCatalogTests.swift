@@ -14,7 +14,7 @@ import Testing
         try files.createDirectory(atPath: root + "/maps", withIntermediateDirectories: true)
         try files.createDirectory(atPath: outside, withIntermediateDirectories: true)
         for path in [root + "/a.jpg", root + "/maps/b.png", outside + "/secret.jpg"] {
-            files.createFile(atPath: path, contents: Data([1]))
+            #expect(files.createFile(atPath: path, contents: Data([1])))
         }
         try files.createSymbolicLink(atPath: root + "/escape.jpg", withDestinationPath: outside + "/secret.jpg")
         try files.createSymbolicLink(atPath: root + "/door", withDestinationPath: outside)
@@ -39,6 +39,28 @@ import Testing
                            "-n.////\u{FFFD}/"] {  // NSString's pathExtension trapped on this one (found by fuzzing)
             #expect(catalog.file(for: identifier) == nil, "\(identifier.prefix(40))")
         }
+    }
+
+    /// An identifier resolved once is answered from what it resolved to only while its path still reaches that file.
+    @Test func aResolvedIdentifierIsResolvedAgainWhenItsPathReachesAnotherFile() throws {
+        let catalog = try ImageCatalog(path: root)
+        let files = FileManager.default, link = root + "/moving.jpg"
+        try files.createSymbolicLink(atPath: link, withDestinationPath: root + "/a.jpg")
+        #expect(catalog.file(for: "moving.jpg")?.hasSuffix("/root/a.jpg") == true)
+        try files.removeItem(atPath: link)
+        try files.createSymbolicLink(atPath: link, withDestinationPath: outside + "/secret.jpg")
+        #expect(catalog.file(for: "moving.jpg") == nil, "pointed out of the root")
+        try files.removeItem(atPath: link)
+        try files.createSymbolicLink(atPath: link, withDestinationPath: root + "/maps/b.png")
+        #expect(catalog.file(for: "moving.jpg")?.hasSuffix("/root/maps/b.png") == true, "pointed at another file")
+        try files.removeItem(atPath: link)
+        #expect(catalog.file(for: "moving.jpg") == nil, "removed")
+
+        #expect(catalog.file(for: "maps/b.png")?.hasSuffix("/root/maps/b.png") == true)
+        try files.moveItem(atPath: root + "/maps", toPath: root + "/old-maps")
+        try files.createSymbolicLink(atPath: root + "/maps", withDestinationPath: outside)
+        #expect(files.createFile(atPath: outside + "/b.png", contents: Data([2])))
+        #expect(catalog.file(for: "maps/b.png") == nil, "a folder on its path made a link out of the root")
     }
 
     @Test func aSingleFileCatalogServesOnlyThatFile() throws {

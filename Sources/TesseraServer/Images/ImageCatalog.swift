@@ -12,6 +12,8 @@ public struct ImageCatalog: Sendable {
     private let singleFile: String?
     /// The images on a web server, when they are served instead of files.
     private let remote: RemoteImages?
+    /// The files identifiers resolved to, shared by every copy of the catalog.
+    private let resolutions = ResolvedFiles()
 
     /// Serves the images `remote` names, by URL.
     public init(remote: RemoteImages) {
@@ -55,12 +57,24 @@ public struct ImageCatalog: Sendable {
         return Self.imageExtensions.lazy.compactMap { exactFile(for: identifier + "." + $0) }.first
     }
 
+    /// The file `identifier` names exactly; one `stat(2)` when it was resolved before and still reaches that file.
     private func exactFile(for identifier: String) -> String? {
         if let singleFile, identifier != singleFile { return nil }
+        // Nothing there (realpath would fail too), or what is there now: the file resolved before, or not.
+        var status = stat()
+        guard Self.isWellFormed(identifier), stat(root + "/" + identifier, &status) == 0 else { return nil }
+        let isFolder = status.st_mode & S_IFMT == S_IFDIR
+        if !isFolder, let known = resolutions.path(of: identifier, reaching: ResolvedFiles.Identity(status)) {
+            return known
+        }
         guard let resolved = resolvedInside(identifier) else { return nil }
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: resolved, isDirectory: &isFolder) else { return nil }
-        guard isFolder.boolValue else { return resolved }
+        guard isFolder else {
+            // The identity of the file resolved, not the one stat reached before: the path may have changed between.
+            if stat(resolved, &status) == 0, status.st_mode & S_IFMT == S_IFREG {
+                resolutions.remember(identifier, path: resolved, identity: ResolvedFiles.Identity(status))
+            }
+            return resolved
+        }
         guard let info = realPath(resolved + "/info.json"), info.hasPrefix(root + "/") else { return nil }
         return info
     }
@@ -136,14 +150,20 @@ public struct ImageCatalog: Sendable {
         return isImage && exactFile(for: relative) != nil ? .image : nil
     }
 
-    /// The path `relative` names with every link followed, when it exists and stays inside the root: no empty,
-    /// `.` or `..` component (so no leading `/`), no NUL, at most `maxIdentifierLength` bytes; nil otherwise.
+    /// The path `relative` names with every link followed, when it is well formed (`isWellFormed`), exists and
+    /// stays inside the root; nil otherwise.
     private func resolvedInside(_ relative: String) -> String? {
-        let components = relative.split(separator: "/", omittingEmptySubsequences: false)
-        guard relative.utf8.count <= Self.maxIdentifierLength, !relative.contains("\0"),
-              !components.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }),
-              let resolved = realPath(root + "/" + relative), resolved.hasPrefix(root + "/") else { return nil }
+        guard Self.isWellFormed(relative), let resolved = realPath(root + "/" + relative),
+              resolved.hasPrefix(root + "/") else { return nil }
         return resolved
+    }
+
+    /// Whether `relative` may name something under the root before any link is followed: no empty, `.` or `..`
+    /// component (so no leading `/`), no NUL, at most `maxIdentifierLength` bytes.
+    private static func isWellFormed(_ relative: String) -> Bool {
+        relative.utf8.count <= maxIdentifierLength && !relative.contains("\0")
+            && !relative.split(separator: "/", omittingEmptySubsequences: false)
+                .contains(where: { $0.isEmpty || $0 == "." || $0 == ".." })
     }
 
     /// The last `/`-separated component of an identifier. Foundation's path functions are not used on
