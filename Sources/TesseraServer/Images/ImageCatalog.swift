@@ -161,7 +161,7 @@ public struct ImageCatalog: Sendable {
     /// Whether `relative` may name something under the root before any link is followed: no empty, `.` or `..`
     /// component (so no leading `/`), no NUL, at most `maxIdentifierLength` bytes.
     private static func isWellFormed(_ relative: String) -> Bool {
-        relative.utf8.count <= maxIdentifierLength && !relative.contains("\0")
+        relative.utf8.count <= maxIdentifierLength && !relative.utf8.contains(0)
             && !relative.split(separator: "/", omittingEmptySubsequences: false)
                 .contains(where: { $0.isEmpty || $0 == "." || $0 == ".." })
     }
