@@ -41,7 +41,12 @@ private func resolve(_ region: String, _ size: String, _ rotation: String = "0",
                                               ("full", "0,", "0", "default.jpg"), ("full", "max", "-90", "default.jpg"),
                                               ("full", "max", "0", "fancy.jpg"), ("2000,2000,10,10", "max", "0", "default.jpg"),
                                               ("full", "max", "361", "default.jpg"), ("pct:-1,0,10,10", "max", "0", "default.jpg"),
-                                              ("full", "!100,", "0", "default.jpg")] {
+                                              ("full", "!100,", "0", "default.jpg"),
+                                              // Numerals other than ASCII digits, signs, exponents, a second point.
+                                              ("\u{663},0,10,10", "max", "0", "default.jpg"), ("full", "\u{BD},", "0", "default.jpg"),
+                                              ("full", "pct:\u{665}", "0", "default.jpg"), ("+1,0,10,10", "max", "0", "default.jpg"),
+                                              ("pct:1e1,0,10,10", "max", "0", "default.jpg"), ("full", "max", "9.0.", "default.jpg"),
+                                              ("full", "max", ".", "default.jpg")] {
         #expect(throws: IIIFError.self, "\(region)/\(size)/\(rotation)/\(quality)") {
             try resolve(region, size, rotation, quality)
         }

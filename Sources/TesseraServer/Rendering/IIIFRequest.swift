@@ -68,7 +68,7 @@ public struct IIIFRequest: Sendable, Hashable {
             return .percent(x: values[0], y: values[1], width: values[2], height: values[3])
         }
         let parts = text.split(separator: ",", omittingEmptySubsequences: false)
-        let values = parts.compactMap { part in part.allSatisfy(\.isNumber) ? Int(part) : nil }
+        let values = parts.compactMap { part in isDigits(part) ? Int(part) : nil }
             .filter { $0 <= largestNumber }
         guard parts.count == 4, values.count == 4 else { throw IIIFError.badRequest("bad region '\(text)'") }
         guard values[2] > 0, values[3] > 0 else {
@@ -91,7 +91,7 @@ public struct IIIFRequest: Sendable, Hashable {
         guard parts.count == 2 else { throw IIIFError.badRequest("bad size '\(text)'") }
         func dimension(_ part: Substring) throws -> Int? {
             if part.isEmpty { return nil }
-            guard part.allSatisfy(\.isNumber), let value = Int(part), value > 0, value <= largestNumber else {
+            guard isDigits(part), let value = Int(part), value > 0, value <= largestNumber else {
                 throw IIIFError.badRequest("bad size '\(text)'")
             }
             return value
@@ -118,13 +118,26 @@ public struct IIIFRequest: Sendable, Hashable {
     /// enough that the pixel arithmetic on it cannot overflow.
     static let largestNumber = 1 << 31
 
+    /// Whether `text` is ASCII digits, at least one, with at most one `.` among them when `point`: what the spec's
+    /// numbers are made of, checked on the bytes (`Character.isNumber` looked up Unicode properties per character).
+    private static func isDigits(_ text: Substring, point: Bool = false) -> Bool {
+        var points = 0
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "."), point, points == 0 {
+                points += 1
+            } else if !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) {
+                return false
+            }
+        }
+        return !text.isEmpty
+    }
+
     /// Comma-separated non-negative decimals (no exponents, no signs), as the spec writes them, each at most
     /// `largestNumber`.
     private static func numbers(_ text: Substring, count: Int, what: String) throws -> [Double] {
         let parts = text.split(separator: ",", omittingEmptySubsequences: false)
         let values = parts.compactMap { part -> Double? in
-            guard !part.isEmpty, part.allSatisfy({ $0.isNumber || $0 == "." }), part.filter({ $0 == "." }).count <= 1
-            else { return nil }
+            guard isDigits(part, point: true) else { return nil }
             return Double(part).flatMap { $0 <= Double(largestNumber) ? $0 : nil }
         }
         guard parts.count == count, values.count == count else { throw IIIFError.badRequest("bad \(what) '\(text)'") }
