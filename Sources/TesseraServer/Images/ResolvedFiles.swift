@@ -24,7 +24,13 @@ final class ResolvedFiles: Sendable {
     /// The most identifiers kept: a few megabytes of paths.
     static let capacity = 16_384
 
-    private let entries = Mutex(LRUList<String, (path: String, identity: Identity)>())
+    /// What an identifier resolved to; a struct, as a tuple value had its metadata looked up on every use.
+    private struct Entry {
+        let path: String
+        let identity: Identity
+    }
+
+    private let entries = Mutex(LRUList<String, Entry>())
 
     /// The path `identifier` resolved to, when the file it reached then is `identity`, the one its path reaches now.
     func path(of identifier: String, reaching identity: Identity) -> String? {
@@ -41,7 +47,7 @@ final class ResolvedFiles: Sendable {
     /// Keeps that `identifier` resolved to `path`, the file `identity`.
     func remember(_ identifier: String, path: String, identity: Identity) {
         entries.withLock { entries in
-            _ = entries.set((path, identity), for: identifier)
+            _ = entries.set(Entry(path: path, identity: identity), for: identifier)
             var excess = entries.count - Self.capacity
             entries.evictOldest(keeping: [identifier], while: { excess > 0 }) { _, _ in excess -= 1 }
         }
