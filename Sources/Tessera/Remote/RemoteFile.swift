@@ -170,7 +170,9 @@ public final class RemoteFile: @unchecked Sendable {
     /// The last failure of a read: what a codec that saw only "no more data" reports instead.
     public var failure: TesseraError? { state.withLock { changed ?? lastFailure } }
 
-    /// Up to `count` bytes at `offset` (fewer at the end of the file).
+    /// Up to `count` bytes at `offset` (fewer at the end of the file), in an array of that size made before they
+    /// arrive: the caller bounds `count` (a header's prefix, a stored tile's byte count, a whole file checked against
+    /// its budget), as the file's size is what its server claims.
     public func read(at offset: Int, count: Int, readAhead: Int = 0) throws -> [UInt8] {
         guard offset >= 0, offset < byteCount else { return [] }
         let wanted = max(0, min(count, byteCount - offset))
