@@ -62,8 +62,15 @@ private func resolve(_ region: String, _ size: String, _ rotation: String = "0",
     let huge = String(repeating: "1", count: 25), big = "2147483649"
     for (region, size) in [("full", "^pct:" + huge), ("full", "^pct:" + big), ("pct:" + huge + ",0,10,10", "max"),
                            ("\(big),0,10,10", "max"), ("9223372036854775807,0,9223372036854775807,1", "max"),
-                           ("full", "^\(big),"), ("full", "^,\(big)"), ("full", "^!\(big),\(big)")] {
+                           ("full", "^\(big),"), ("full", "^,\(big)"), ("full", "^!\(big),\(big)"),
+                           // Numbers within the bound whose output has more pixels than an Int counts, or than any
+                           // render has (the first trapped the server, found by the fuzzer, whatever its limits).
+                           ("full", "^pct:1222222050"), ("full", "^pct:2147483647"), ("full", "^2147483647,2147483647"),
+                           ("0,0,1000,1", "^,2147483647")] {
         #expect(throws: IIIFError.self, "\(region)/\(size)") { try resolve(region, size, "0", "default.jpg") }
+        #expect(throws: IIIFError.self, "\(region)/\(size)") {
+            try resolve(region, size, "0", "default.jpg", limits: IIIFService.Configuration().limits)
+        }
     }
 }
 

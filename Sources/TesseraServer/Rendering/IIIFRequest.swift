@@ -114,8 +114,8 @@ public struct IIIFRequest: Sendable, Hashable {
         return (degrees, mirror)
     }
 
-    /// The largest number a request may give (pixels, percents, degrees): far past any image's size, and small
-    /// enough that the pixel arithmetic on it cannot overflow.
+    /// The largest number a request may give (pixels, percents, degrees), and the most pixels an output may have:
+    /// far past any image's size, and small enough that the pixel arithmetic on it cannot overflow.
     static let largestNumber = 1 << 31
 
     /// Whether `text` is ASCII digits, at least one, with at most one `.` among them when `point`: what the spec's
@@ -208,22 +208,22 @@ extension IIIFRequest {
             output = up ? Self.maxSize(of: clipped.size, limits: limits, upscale: true) : maxSize
         case let .width(width, up):
             upscale = up
-            output = Tessera.Size(width: width, height: Int((Double(width) * regionHeight / regionWidth).rounded()))
+            output = Tessera.Size(width: width, height: Self.pixels(Double(width) * regionHeight / regionWidth))
         case let .height(height, up):
             upscale = up
-            output = Tessera.Size(width: Int((Double(height) * regionWidth / regionHeight).rounded()), height: height)
+            output = Tessera.Size(width: Self.pixels(Double(height) * regionWidth / regionHeight), height: height)
         case let .percent(percent, up):
             upscale = up
-            output = Tessera.Size(width: Int((regionWidth * percent / 100).rounded()),
-                                  height: Int((regionHeight * percent / 100).rounded()))
+            output = Tessera.Size(width: Self.pixels(regionWidth * percent / 100),
+                                  height: Self.pixels(regionHeight * percent / 100))
         case let .exact(width, height, up):
             upscale = up
             output = Tessera.Size(width: width, height: height)
         case let .bestFit(width, height, up):
             upscale = up
             let scale = min(Double(width) / regionWidth, Double(height) / regionHeight)
-            output = Tessera.Size(width: min(width, Int((regionWidth * scale).rounded())),
-                                  height: min(height, Int((regionHeight * scale).rounded())))
+            output = Tessera.Size(width: min(width, Self.pixels(regionWidth * scale)),
+                                  height: min(height, Self.pixels(regionHeight * scale)))
         }
         guard output.width > 0, output.height > 0 else {
             throw IIIFError.badRequest("the requested size is less than one pixel")
@@ -235,12 +235,23 @@ extension IIIFRequest {
         if let maxHeight = limits.maxHeight, output.height > maxHeight {
             throw IIIFError.badRequest("height over \(maxHeight)")
         }
-        if let maxArea = limits.maxArea, output.area > maxArea { throw IIIFError.badRequest("area over \(maxArea)") }
+        // An upscale by up to `largestNumber` percent can ask for more pixels than an Int counts.
+        let area = output.width.multipliedReportingOverflow(by: output.height)
+        guard !area.overflow, area.partialValue <= Self.largestNumber else {
+            throw IIIFError.badRequest("\(output) is more pixels than any render can have")
+        }
+        if let maxArea = limits.maxArea, area.partialValue > maxArea { throw IIIFError.badRequest("area over \(maxArea)") }
         guard rotation.truncatingRemainder(dividingBy: 90) == 0 else {
             throw IIIFError.notImplemented("rotation by \(rotation) degrees (only multiples of 90)")
         }
         return IIIFResolvedRequest(region: clipped, size: output, rotation: Int(rotation) % 360, mirror: mirror,
                                    quality: quality, format: format)
+    }
+
+    /// `value` rounded to whole pixels, at most 2^62 (sizes far past any image's, which `resolve` refuses, are not
+    /// converted into a trap).
+    private static func pixels(_ value: Double) -> Int {
+        value < Double(1 << 62) ? Int(value.rounded()) : 1 << 62
     }
 
     /// The largest size within the limits, keeping the aspect ratio; the region's own size unless `upscale`.
