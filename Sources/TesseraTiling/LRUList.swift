@@ -107,7 +107,7 @@ public struct LRUList<Key: Hashable, Value> {
         }
     }
 
-    @usableFromInline
+    @inlinable
     mutating func unlink(_ index: Int) {
         let (newer, older) = (slots[index].newer, slots[index].older)
         if let newer { slots[newer].older = older } else { newest = older }
@@ -116,7 +116,7 @@ public struct LRUList<Key: Hashable, Value> {
         slots[index].older = nil
     }
 
-    @usableFromInline
+    @inlinable
     mutating func pushNewest(_ index: Int) {
         slots[index].older = newest
         slots[index].newer = nil
