@@ -24,7 +24,7 @@ final class ResolvedFiles: Sendable {
     /// The most identifiers kept: a few megabytes of paths.
     static let capacity = 16_384
 
-    /// What an identifier resolved to; a struct, as a tuple value had its metadata looked up on every use.
+    /// What an identifier resolved to: its path with every link followed, and the file that path reached.
     private struct Entry {
         let path: String
         let identity: Identity
