@@ -112,6 +112,10 @@ int tessera_jpeg_read_scanlines(tessera_jpeg_decoder *decoder, JSAMPARRAY rows, 
     });
 }
 
+int tessera_jpeg_read_raw_data(tessera_jpeg_decoder *decoder, JSAMPIMAGE planes, JDIMENSION lines, JDIMENSION *read) {
+    GUARDED(decoder, *read = jpeg_read_raw_data(&decoder->info, planes, lines));
+}
+
 int tessera_jpeg_finish_decompress(tessera_jpeg_decoder *decoder) {
     GUARDED(decoder, jpeg_finish_decompress(&decoder->info));
 }
@@ -160,7 +164,8 @@ struct jpeg_compress_struct *tessera_jpeg_encoder_info(tessera_jpeg_encoder *enc
 const char *tessera_jpeg_encoder_message(tessera_jpeg_encoder *encoder) { return encoder->error.message; }
 
 int tessera_jpeg_encoder_setup(tessera_jpeg_encoder *encoder, FILE *file, JDIMENSION width, JDIMENSION height,
-                               int components, int quality, int progressive, int subsampling, int optimize) {
+                               int components, int quality, int progressive, int subsampling, int optimize,
+                               int planar) {
     GUARDED(encoder, {
         struct jpeg_compress_struct *info = &encoder->info;
         if (file)
@@ -170,8 +175,9 @@ int tessera_jpeg_encoder_setup(tessera_jpeg_encoder *encoder, FILE *file, JDIMEN
         info->image_width = width;
         info->image_height = height;
         info->input_components = components;
-        info->in_color_space = components == 1 ? JCS_GRAYSCALE : JCS_RGB;
+        info->in_color_space = components == 1 ? JCS_GRAYSCALE : planar ? JCS_YCbCr : JCS_RGB;
         jpeg_set_defaults(info);
+        info->raw_data_in = planar ? TRUE : FALSE;
         jpeg_set_quality(info, quality, TRUE);
         if (components == 3) {
             info->comp_info[0].h_samp_factor = subsampling;
@@ -226,6 +232,10 @@ int tessera_jpeg_write_scanlines(tessera_jpeg_encoder *encoder, JSAMPARRAY rows,
         JDIMENSION done = 0;
         while (done < count) done += jpeg_write_scanlines(&encoder->info, rows + done, count - done);
     });
+}
+
+int tessera_jpeg_write_raw_data(tessera_jpeg_encoder *encoder, JSAMPIMAGE planes, JDIMENSION lines) {
+    GUARDED(encoder, jpeg_write_raw_data(&encoder->info, planes, lines));
 }
 
 int tessera_jpeg_finish_compress(tessera_jpeg_encoder *encoder) {

@@ -39,6 +39,25 @@ import Testing
         }
     }
 
+    /// A JPEG held in memory (one stored tile) answered as a JPEG of its colours goes through its YCbCr planes;
+    /// another format, a rotation, gray, or a file goes through pixels. Both answers are the size asked.
+    @Test func aStoredTileAnsweredAsAJPEGIsRenderedInItsPlanes() throws {
+        var pixels = ImageBuffer(width: 64, height: 48, format: .rgb8)
+        for index in pixels.bytes.indices { pixels.bytes[index] = UInt8(truncatingIfNeeded: index * 37 / 7) }
+        let source = try ImageSource(bytes: try ImageWriter.encode(pixels, as: .jpeg), name: "tile.jpg")
+        func plan(format: String = "jpg", rotation: Int = 0, quality: IIIFRequest.Quality = .default) throws -> IIIFRenderer.Plan {
+            try IIIFRenderer.plan(IIIFResolvedRequest(region: Rect(x: 0, y: 0, width: 64, height: 48),
+                                                      size: Tessera.Size(width: 33, height: 25), rotation: rotation,
+                                                      mirror: false, quality: quality, format: format), from: source)
+        }
+        #expect(try plan().isPlanar && plan(quality: .color).isPlanar)
+        #expect(try !plan(format: "png").isPlanar && !plan(rotation: 90).isPlanar && !plan(quality: .gray).isPlanar)
+        for plan in [try plan(), try plan(format: "png"), try plan(rotation: 90)] {
+            let answer = try ImageSource(bytes: try IIIFRenderer.render(plan, quality: 85).bytes).properties
+            #expect(answer.size == (plan.request.rotation == 90 ? Tessera.Size(width: 25, height: 33) : plan.request.size))
+        }
+    }
+
     @Test func aOnePixelAnswerReadsNoFurtherThanTheRegionsSize() throws {
         #expect(try reduction("0,0,3,3", "1,1") == 2)
         #expect(try reduction("full", "1,1") == 4096)

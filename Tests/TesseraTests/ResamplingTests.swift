@@ -303,6 +303,17 @@ import Testing
         #expect(!ResamplingWeights(kernel: .lanczos3, inputLength: 108, outputLength: 54).isIdentity)
     }
 
+    /// At a scale given, an output pixel whose centre is past the source's last pixel by the kernel's zeros (a
+    /// length kept with one more pixel asked for: a last column repeated) takes that last pixel, whatever rounding
+    /// left in the zeros (their sum once made its weights -1 and 2).
+    @Test func aWindowOfZerosTakesTheClosestPixel() {
+        let weights = ResamplingWeights(kernel: .lanczos3, inputLength: 107, outputLength: 108, scale: 1)
+        for i in 106..<108 {
+            let taps = (0..<weights.taps).map { weights.weights[i * weights.taps + $0].x }
+            #expect(taps.filter { $0 != 0 } == [1] && weights.first[i] + taps.firstIndex(of: 1)! == 106, "pixel \(i): \(taps)")
+        }
+    }
+
     @Test func weightsSumToOneAndStayInsideTheImage() {
         for kernel in ResamplingKernel.all {
             for (input, output) in [(100, 37), (7, 30), (5, 5), (1, 9), (9, 1)] {

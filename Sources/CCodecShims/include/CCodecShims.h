@@ -46,6 +46,9 @@ int tessera_jpeg_start_decompress(tessera_jpeg_decoder *decoder);
 int tessera_jpeg_crop_scanline(tessera_jpeg_decoder *decoder, JDIMENSION *xoffset, JDIMENSION *width);
 int tessera_jpeg_skip_scanlines(tessera_jpeg_decoder *decoder, JDIMENSION count, JDIMENSION *skipped);
 int tessera_jpeg_read_scanlines(tessera_jpeg_decoder *decoder, JSAMPARRAY rows, JDIMENSION count, JDIMENSION *read);
+/// jpeg_read_raw_data (with `raw_data_out` set before starting): one iMCU row of each component's samples,
+/// before upsampling and colour conversion; `lines` is the output rows it covers.
+int tessera_jpeg_read_raw_data(tessera_jpeg_decoder *decoder, JSAMPIMAGE planes, JDIMENSION lines, JDIMENSION *read);
 int tessera_jpeg_finish_decompress(tessera_jpeg_decoder *decoder);
 /// Reads every scan into libjpeg's whole-image coefficient arrays (`jpeg_read_coefficients`), instead of
 /// starting decompression; `tessera_jpeg_decoder_block_row` then gives block row `row` of `component`.
@@ -103,8 +106,11 @@ const char *tessera_jpeg_encoder_message(tessera_jpeg_encoder *encoder);
 
 /// Sets the destination and the parameters; `subsampling` is 1 for 4:4:4 and 2 for 4:2:0.
 /// With `file` NULL the output goes to memory, read with `tessera_jpeg_encoder_output` after finishing.
+/// `planar` 1 takes YCbCr (or gray) planes at the JPEG's own sampling through `tessera_jpeg_write_raw_data`
+/// instead of RGB rows: libjpeg neither converts colour nor subsamples chroma.
 int tessera_jpeg_encoder_setup(tessera_jpeg_encoder *encoder, FILE *file, JDIMENSION width, JDIMENSION height,
-                               int components, int quality, int progressive, int subsampling, int optimize);
+                               int components, int quality, int progressive, int subsampling, int optimize,
+                               int planar);
 /// Sets up a sequential JPEG in memory, `width` x `height` pixels, with the frame parameters and quantisation tables
 /// of `source` (its header read), to be written from coefficients: fill each component's block rows through
 /// `tessera_jpeg_encoder_block_row`, then `tessera_jpeg_finish_compress`.
@@ -113,6 +119,8 @@ int tessera_jpeg_encoder_setup_coefficients(tessera_jpeg_encoder *encoder, tesse
 /// Block row `row` of `component` of an encoder set up from coefficients, writable; NULL after an error.
 JBLOCKROW tessera_jpeg_encoder_block_row(tessera_jpeg_encoder *encoder, int component, JDIMENSION row);
 int tessera_jpeg_write_scanlines(tessera_jpeg_encoder *encoder, JSAMPARRAY rows, JDIMENSION count);
+/// jpeg_write_raw_data: one iMCU row of each component's rows (`lines` is the luma rows it covers).
+int tessera_jpeg_write_raw_data(tessera_jpeg_encoder *encoder, JSAMPIMAGE planes, JDIMENSION lines);
 int tessera_jpeg_finish_compress(tessera_jpeg_encoder *encoder);
 /// The bytes written to memory; valid until the encoder is destroyed.
 const unsigned char *tessera_jpeg_encoder_output(tessera_jpeg_encoder *encoder, unsigned long *count);

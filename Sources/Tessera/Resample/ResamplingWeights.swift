@@ -11,12 +11,12 @@ public struct ResamplingWeights: Sendable {
     public let weights: [SIMD4<Float>]
 
     /// Output pixel `i`'s centre sits at source coordinate `(i + 0.5) * scale - 0.5 + lag` with
-    /// `scale = inputLength / outputLength`, the libvips and Pillow convention when `lag` is 0; `lag` (in source
-    /// pixels) is how far the source's pixels lie before the centres of the areas they stand for
-    /// (`ImageSource.sampleLag`).
-    public init(kernel: ResamplingKernel, inputLength: Int, outputLength: Int, lag: Double = 0) {
+    /// `scale = inputLength / outputLength` unless given (source pixels per output pixel), the libvips and Pillow
+    /// convention when `lag` is 0; `lag` (in source pixels) is how far the source's pixels lie before the centres
+    /// of the areas they stand for (`ImageSource.sampleLag`), or where a window starts inside its first pixel.
+    public init(kernel: ResamplingKernel, inputLength: Int, outputLength: Int, scale: Double? = nil, lag: Double = 0) {
         precondition(inputLength > 0 && outputLength > 0, "lengths must be positive")
-        let scale = Double(inputLength) / Double(outputLength)
+        let scale = scale ?? Double(inputLength) / Double(outputLength)
         let stretch = kernel.stretchesWhenShrinking ? max(1, scale) : 1
         let radius = kernel.support * stretch
         // Each window's source pixels within the radius, less the kernel's zeros at its ends (an interpolating
@@ -33,24 +33,27 @@ public struct ResamplingWeights: Sendable {
         zip(spans, centres).map { (Double($0.low) - $1) / stretch }.withUnsafeBufferPointer { firsts in
             values.withUnsafeMutableBufferPointer { kernel.weights(from: firsts, step: 1 / stretch, into: $0) }
         }
-        let windows = zip(spans, centres).enumerated().map { i, window -> (centre: Double, low: Int, high: Int, offset: Int) in
+        let windows = zip(spans, centres).enumerated().map {
+            i, window -> (centre: Double, low: Int, high: Int, offset: Int, zeros: Bool) in
             let (span, centre) = window
             func negligible(_ source: Int) -> Bool { abs(values[i * widest + source - span.low]) < 1e-9 }
             var (low, high) = span
             while low < high, negligible(low) { low += 1 }
             while high > low, negligible(high) { high -= 1 }
-            return negligible(low) ? (centre, span.low, span.high, i * widest) : (centre, low, high, i * widest + low - span.low)
+            return negligible(low) ? (centre, span.low, span.high, i * widest, true)
+                : (centre, low, high, i * widest + low - span.low, false)
         }
         let taps = max(1, windows.map { $0.high - $0.low + 1 }.max()!)
         var first = [Int](repeating: 0, count: outputLength)
         var weights = [SIMD4<Float>](repeating: .zero, count: outputLength * taps)
         var window = [Double](repeating: 0, count: taps)
-        for (i, (centre, low, high, offset)) in windows.enumerated() {
+        for (i, (centre, low, high, offset, zeros)) in windows.enumerated() {
             let start = max(0, min(low, inputLength - taps))
             var total = 0.0
             for k in 0..<taps {
                 let source = start + k
-                let value = source < low || source > high ? 0 : values[offset + source - low]
+                // A window of zeros sums to next to nothing, which would make its pixels' rounding errors weights.
+                let value = zeros || source < low || source > high ? 0 : values[offset + source - low]
                 window[k] = value
                 total += value
             }
@@ -76,12 +79,13 @@ public struct ResamplingWeights: Sendable {
     /// and kept (at most `sharedByteLimit` bytes of them, least recently used dropped): a server's renders ask for
     /// the same few pairs of lengths again and again (a tile a pixel or two off its level, a thumbnail), and the
     /// weights' sines cost as much as resampling a tile. Another kernel's are made each time.
-    public static func shared(kernel: ResamplingKernel, inputLength: Int, outputLength: Int,
+    public static func shared(kernel: ResamplingKernel, inputLength: Int, outputLength: Int, scale: Double? = nil,
                               lag: Double = 0) -> ResamplingWeights {
-        let make = { Self(kernel: kernel, inputLength: inputLength, outputLength: outputLength, lag: lag) }
+        let make = { Self(kernel: kernel, inputLength: inputLength, outputLength: outputLength, scale: scale, lag: lag) }
         guard kernel.isBuiltIn,
               let weights = try? sharedWeights.value(
-                  for: SharedKey(kernel: kernel.name, input: inputLength, output: outputLength, lag: lag), make: make)
+                  for: SharedKey(kernel: kernel.name, input: inputLength, output: outputLength, scale: scale, lag: lag),
+                  make: make)
         else { return make() }
         return weights
     }
@@ -90,7 +94,7 @@ public struct ResamplingWeights: Sendable {
     static let sharedByteLimit = 4 << 20
 
     private struct SharedKey: Hashable, Sendable {
-        let kernel: String, input: Int, output: Int, lag: Double
+        let kernel: String, input: Int, output: Int, scale: Double?, lag: Double
     }
 
     private static let sharedWeights = SharedCache<SharedKey, ResamplingWeights>(byteLimit: sharedByteLimit) { _, weights in

@@ -59,6 +59,17 @@ enum IIIFRenderer {
         /// The rows a strip carries from the reader to the encoder.
         static let stripHeight = 64
 
+        /// Whether the render goes from JPEG to JPEG in the codecs' YCbCr planes (`JPEGPlanes`): a JPEG held in
+        /// memory (one stored tile) answered as a JPEG of its colours, with no rotation or mirror. The source is
+        /// then decoded without upsampling chroma or converting colour, each plane resampled at its own size, and
+        /// the planes encoded as they are; one that is not YCbCr or gray goes through pixels.
+        var isPlanar: Bool {
+            guard streams, format == .jpeg, source.properties.format == .jpeg, case .bytes = source.input else {
+                return false
+            }
+            return request.quality == .default || (request.quality == .color && source.properties.colorModel != .gray)
+        }
+
         /// The pixels decoded: the region at the reduction it is read at.
         var readSize: Size { reducedSize(region.size, by: scale) }
 
@@ -114,6 +125,20 @@ enum IIIFRenderer {
                        tileCache: DecodedTileCache? = nil) throws
         -> (bytes: [UInt8], mediaType: String) {
         let request = plan.request, source = plan.source
+        var options = EncodeOptions()
+        options.quality = jpegQuality
+        options.compressionLevel = pngLevel
+        options.bitDepth = 8
+        options.budget = source.budget
+        if plan.isPlanar, let planes = try JPEGPlanes(decoding: source.input, scale: plan.scale, budget: source.budget) {
+            let read = plan.readSize
+            let region = Rect(x: plan.region.x / plan.scale, y: plan.region.y / plan.scale, width: read.width,
+                              height: read.height)
+            let extent = Size(width: read.width + plan.padding.width, height: read.height + plan.padding.height)
+            return (try planes.resampled(region: region, extent: extent, to: request.size, subsampling: options.subsampling,
+                                         kernel: ResamplingReader.Options().kernel)
+                        .encoded(options: options, name: source.input.name), plan.mediaType)
+        }
         var reader: any ImageReader = try source.makeReader(
             ReadOptions(region: plan.region, scale: plan.scale, entropyIndexFolder: entropyIndexFolder,
                         tileCache: tileCache))
@@ -124,11 +149,6 @@ enum IIIFRenderer {
         if reader.size != request.size {
             reader = try ResamplingReader(source: reader, size: request.size, sourceLag: source.sampleLag(scale: plan.scale))
         }
-        var options = EncodeOptions()
-        options.quality = jpegQuality
-        options.compressionLevel = pngLevel
-        options.bitDepth = 8
-        options.budget = source.budget
         if plan.streams {
             if let target = target(of: request.quality, for: reader.format) {
                 reader = FormatConvertingReader(source: reader, format: target)

@@ -177,17 +177,7 @@ final class JPEGDecoder: ImageDecoder {
         }
     }
 
-    /// libjpeg fills missing data with gray and only warns: make that an error unless partial output was asked for.
-    private func checkTruncation() throws {
-        let missing = tessera_jpeg_decoder_missing_data(session.decoder)
-        // A remote file that failed (replaced, unreachable) is that failure, partial output or not.
-        if missing != 0, let failure = session.readFailure { throw failure }
-        guard missing != 0 && !allowPartial else { return }
-        let row = Int(session.info.pointee.output_scanline), height = Int(session.info.pointee.output_height)
-        let place = "before row \((row + 1).grouped) of \(height.grouped)"
-        if missing == 1 { throw TesseraError.truncated(path: inputName, detail: place) }
-        throw TesseraError.corrupt(path: inputName, detail: "the compressed data ends early, \(place)")
-    }
+    private func checkTruncation() throws { try session.checkMissingData(allowPartial: allowPartial) }
 }
 
 /// Converts libjpeg's CMYK output to RGB. Adobe applications write inverted CMYK (0 = full ink), flagged by the

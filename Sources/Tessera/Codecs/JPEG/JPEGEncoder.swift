@@ -21,13 +21,33 @@ final class JPEGEncoder: RowPointerEncoder {
         try JPEGEncoder(target: target, file: nil, attach: attach).encodeWhole(image)
     }
 
+    /// Encodes YCbCr or gray `planes`, laid out as `JPEGPlanes(size:gray:subsampling:)` lays them out for
+    /// `options.subsampling`, their samples past each plane's edges filled, to memory: no colour conversion, no
+    /// chroma subsampling.
+    static func encode(_ planes: inout JPEGPlanes, options: EncodeOptions, name: String) throws -> [UInt8] {
+        let target = EncodeTarget(path: name, size: planes.size, format: planes.planes.count == 1 ? .gray8 : .rgb8,
+                                  options: options)
+        let encoder = try JPEGEncoder(target: target, file: nil, planar: true, attach: { _ in })
+        let info = tessera_jpeg_encoder_info(encoder.encoder)!.pointee
+        let lines = Int(info.max_v_samp_factor) * Int(DCTSIZE)
+        let linesPerPlane = planes.planes.indices.map { Int(info.comp_info[$0].v_samp_factor) * Int(DCTSIZE) }
+        for iMCURow in 0..<(planes.size.height + lines - 1) / lines {
+            try planes.withRowPointers(iMCURow: iMCURow, linesPerPlane: linesPerPlane) {
+                try encoder.check(tessera_jpeg_write_raw_data(encoder.encoder, $0, JDIMENSION(lines)))
+            }
+        }
+        try encoder.check(encoder.endStream())
+        return encoder.memoryOutput()
+    }
+
     /// Encodes to `file`, or to memory when it is nil.
     convenience init(target: EncodeTarget, file: AtomicFile?) throws {
         try self.init(target: target, file: file, attach: { _ in })
     }
 
-    /// `file` nil encodes to memory, or to the destination `attach` sets before libjpeg is set up.
-    private init(target: EncodeTarget, file: AtomicFile?,
+    /// `file` nil encodes to memory, or to the destination `attach` sets before libjpeg is set up; `planar` takes
+    /// YCbCr or gray planes (`encode(_:options:name:)`) instead of rows of pixels.
+    private init(target: EncodeTarget, file: AtomicFile?, planar: Bool = false,
                  attach: (UnsafeMutablePointer<jpeg_compress_struct>) -> Void) throws {
         let size = target.size, format = target.format, options = target.options, name = target.path
         guard size.width > 0, size.height > 0, size.width <= 65_500, size.height <= 65_500 else {
@@ -49,7 +69,7 @@ final class JPEGEncoder: RowPointerEncoder {
         let status = tessera_jpeg_encoder_setup(
             encoder, file?.handle, JDIMENSION(size.width), JDIMENSION(size.height), Int32(format.channelCount),
             Int32(min(100, max(1, options.quality))), options.progressive ? 1 : 0,
-            options.subsampling == .s444 ? 1 : 2, options.optimizeHuffman ? 1 : 0)
+            options.subsampling == .s444 ? 1 : 2, options.optimizeHuffman ? 1 : 0, planar ? 1 : 0)
         try check(status)
     }
 

@@ -55,6 +55,18 @@ final class JPEGSession {
     /// Why the last read of a remote file failed, if it did: what libjpeg saw as the data ending early.
     var readFailure: TesseraError? { input.readFailure }
 
+    /// libjpeg fills missing data with gray and only warns: make that an error unless partial output was asked for.
+    func checkMissingData(allowPartial: Bool) throws {
+        let missing = tessera_jpeg_decoder_missing_data(decoder)
+        // A remote file that failed (replaced, unreachable) is that failure, partial output or not.
+        if missing != 0, let failure = input.readFailure { throw failure }
+        guard missing != 0 && !allowPartial else { return }
+        let row = Int(info.pointee.output_scanline), height = Int(info.pointee.output_height)
+        let place = "before row \((row + 1).grouped) of \(height.grouped)"
+        if missing == 1 { throw TesseraError.truncated(path: name, detail: place) }
+        throw TesseraError.corrupt(path: name, detail: "the compressed data ends early, \(place)")
+    }
+
     /// Turns a shim's 0 into a typed error: premature end of data is truncation, anything else corruption.
     func check(_ status: Int32, during activity: String) throws {
         guard status == 0 else { return }

@@ -1,0 +1,173 @@
+/// Resamples one plane of 8-bit samples (a JPEG's luma or one of its chroma planes, `JPEGPlanes`) with precomputed
+/// weights on each axis, in floats: down the columns first, eight columns at a time; then across, eight rows at a
+/// time (the rows turned so that each column's eight samples lie together, so every tap is one 8-lane multiply-add
+/// for eight output samples). An axis whose weights pick one sample each (a length kept, a last sample repeated)
+/// copies.
+enum PlaneResampler {
+    /// Fills `width` x `height` samples at `target` (rows `targetStride` apart) from the window of `columns` x
+    /// `rows` samples at `source` (rows `sourceStride` apart): output sample (x, y) from the window's columns
+    /// `across.first[x]...` and rows `down.first[y]...`, which lie inside it.
+    static func resample(_ source: UnsafePointer<UInt8>, sourceStride: Int, columns: Int, rows: Int,
+                         across: ResamplingWeights, down: ResamplingWeights,
+                         into target: UnsafeMutablePointer<UInt8>, targetStride: Int, width: Int, height: Int) {
+        guard width > 0, height > 0, columns > 0, rows > 0 else { return }
+        // Float rows of whole 8-lane chunks: the source rows used, the vertical pass's row, the output row before
+        // rounding; eight rows turned (8 floats per column) and the eight output rows across, turned.
+        let floatWidth = (columns + 7) / 8 * 8, outputWidth = (width + 7) / 8 * 8
+        let firstRow = down.first[0], lastRow = down.first[height - 1] + down.taps
+        let sourceFloats = (lastRow - firstRow) * floatWidth
+        let floatCount = sourceFloats + floatWidth + outputWidth + 8 * floatWidth + 8 * outputWidth
+        let floats = UnsafeMutableRawPointer.allocate(byteCount: floatCount * 4, alignment: 32)
+            .bindMemory(to: Float.self, capacity: floatCount)
+        defer { floats.deallocate() }
+        let line = floats + sourceFloats, result = line + floatWidth
+        let turned = result + outputWidth, turnedOutput = turned + 8 * floatWidth
+        for row in firstRow..<lastRow {
+            let from = source + row &* sourceStride, to = floats + (row - firstRow) &* floatWidth
+            for column in 0..<columns { to[column] = Float(from[column]) }
+            (to + columns).initialize(repeating: 0, count: floatWidth - columns)
+        }
+        turned.initialize(repeating: 0, count: 8 * floatWidth)
+        let downPicks = picks(down), acrossPicks = picks(across)
+        let downWeights = down.weights.map { $0.x }, acrossWeights = across.weights.map { $0.x }
+        downWeights.withUnsafeBufferPointer { downWeights in
+            acrossWeights.withUnsafeBufferPointer { acrossWeights in
+                var y = 0
+                while y < height {
+                    let block = min(8, height - y)
+                    for r in 0..<block {
+                        let row: UnsafePointer<Float>
+                        if let downPicks {
+                            row = UnsafePointer(floats + (downPicks[y + r] - firstRow) &* floatWidth)
+                        } else {
+                            sumRows(floats + (down.first[y + r] - firstRow) &* floatWidth, stride: floatWidth,
+                                    weights: downWeights.baseAddress! + (y + r) &* down.taps, taps: down.taps,
+                                    into: line, width: floatWidth)
+                            row = UnsafePointer(line)
+                        }
+                        if let acrossPicks {
+                            for x in 0..<width { result[x] = row[acrossPicks[x]] }
+                            store(result, count: width, into: target + (y + r) &* targetStride)
+                        } else {
+                            for column in 0..<columns { turned[column &* 8 &+ r] = row[column] }
+                        }
+                    }
+                    if acrossPicks == nil {
+                        sumColumns(turned, first: across.first, weights: acrossWeights.baseAddress!, taps: across.taps,
+                                   into: turnedOutput, width: width)
+                        for r in 0..<block {
+                            for x in 0..<width { result[x] = turnedOutput[x &* 8 &+ r] }
+                            store(result, count: width, into: target + (y + r) &* targetStride)
+                        }
+                    }
+                    y += block
+                }
+            }
+        }
+    }
+
+    /// For weights that take each output sample from one source sample as it is (a single weight of 1 among
+    /// zeros: a length kept, a last sample repeated), that source sample for each; else nil.
+    private static func picks(_ weights: ResamplingWeights) -> [Int]? {
+        var picked: [Int] = []
+        picked.reserveCapacity(weights.first.count)
+        for (index, first) in weights.first.enumerated() {
+            let taps = weights.weights[index * weights.taps..<(index + 1) * weights.taps]
+            guard let one = taps.firstIndex(where: { $0.x != 0 }), taps[one].x == 1,
+                  taps[(one + 1)...].allSatisfy({ $0.x == 0 }) else { return nil }
+            picked.append(first + one - index * weights.taps)
+        }
+        return picked
+    }
+
+    /// `line[0..<width]` = the sum over `k` of `weights[k]` x row `k` below `top` (rows `stride` floats apart).
+    @inline(__always)
+    private static func sumRows(_ top: UnsafeMutablePointer<Float>, stride: Int, weights: UnsafePointer<Float>,
+                                taps: Int, into line: UnsafeMutablePointer<Float>, width: Int) {
+        let source = UnsafeRawPointer(top), target = UnsafeMutableRawPointer(line), rowBytes = stride &* 4
+        for chunk in Swift.stride(from: 0, to: width &* 4, by: 32) {
+            var sum = SIMD8<Float>()
+            var offset = chunk
+            for k in 0..<taps {
+                sum += weights[k] * source.load(fromByteOffset: offset, as: SIMD8<Float>.self)
+                offset &+= rowBytes
+            }
+            target.storeBytes(of: sum, toByteOffset: chunk, as: SIMD8<Float>.self)
+        }
+    }
+
+    /// For each output column `x`, eight rows at once: the sum over `k` of `weights[x * taps + k]` x the eight
+    /// samples of column `first[x] + k` of `turned` (8 floats per column), into `output`'s 8 floats of column `x`.
+    @inline(__always)
+    private static func sumColumns(_ turned: UnsafeMutablePointer<Float>, first: [Int], weights: UnsafePointer<Float>,
+                                   taps: Int, into output: UnsafeMutablePointer<Float>, width: Int) {
+        let source = UnsafeRawPointer(turned), target = UnsafeMutableRawPointer(output)
+        first.withUnsafeBufferPointer { first in
+            for x in 0..<width {
+                var sum = SIMD8<Float>()
+                let tapWeights = weights + x &* taps
+                var offset = first[x] &* 32
+                for k in 0..<taps {
+                    sum += tapWeights[k] * source.load(fromByteOffset: offset, as: SIMD8<Float>.self)
+                    offset &+= 32
+                }
+                target.storeBytes(of: sum, toByteOffset: x &* 32, as: SIMD8<Float>.self)
+            }
+        }
+    }
+
+    /// `count` float samples rounded to 8 bits: clamped, then rounded by adding 1.5 x 2^23, whose sum's low
+    /// mantissa bits are the nearest whole number (a loop the compiler vectorises; Swift's checked conversions
+    /// would not be).
+    @inline(__always)
+    private static func store(_ values: UnsafeMutablePointer<Float>, count: Int, into output: UnsafeMutablePointer<UInt8>) {
+        for index in 0..<count {
+            let clamped = Swift.min(Swift.max(values[index], 0), 255)
+            output[index] = UInt8(truncatingIfNeeded: (clamped + 12_582_912).bitPattern)
+        }
+    }
+}
+
+extension JPEGPlanes {
+    /// The planes of `region` (in this image's pixels) resampled to `size` pixels with `kernel`, laid out for the
+    /// encoder at `subsampling`. `extent` is the region's size as the output maps it: larger than the region on an
+    /// axis whose last pixel is repeated (a level halved rounding down lost the image's last pixels: the size asked
+    /// for is the region's and one). Each plane is resampled at its own sampling, its samples' centres placed as
+    /// JPEG places them (a 4:2:0 chroma sample at the centre of its 2 x 2 pixels).
+    public func resampled(region: Rect, extent: Size, to size: Size, subsampling: EncodeOptions.Subsampling,
+                          kernel: ResamplingKernel) -> JPEGPlanes {
+        var output = JPEGPlanes(size: size, gray: planes.count == 1, subsampling: subsampling)
+        let targets = output.planes
+        /// The first sample of a plane that an axis reads, and its weights: the region's `start` and `length` in
+        /// pixels, `extent` pixels mapped to `length` output pixels, `samples` in the plane, `step` and
+        /// `outputStep` pixels per sample in the plane and in the output plane of `outputSamples`.
+        func axis(start: Int, length: Int, extent: Int, output outputLength: Int, samples: Int, step: Double,
+                  outputStep: Double, outputSamples: Int) -> (first: Int, weights: ResamplingWeights) {
+            let begin = Double(start) / step
+            let first = min(Int(begin.rounded(.down)), samples - 1)
+            let end = min(samples, Int((Double(start + length) / step).rounded(.up)))
+            let scale = Double(extent) / Double(outputLength) * outputStep / step
+            return (first, ResamplingWeights.shared(kernel: kernel, inputLength: max(1, end - first),
+                                                    outputLength: outputSamples, scale: scale, lag: begin - Double(first)))
+        }
+        samples.withUnsafeBufferPointer { source in
+            output.samples.withUnsafeMutableBufferPointer { target in
+                for (plane, out) in zip(planes, targets) {
+                    let (column, across) = axis(start: region.x, length: region.width, extent: extent.width,
+                                                output: size.width, samples: plane.width, step: plane.pixelsPerSample.x,
+                                                outputStep: out.pixelsPerSample.x, outputSamples: out.width)
+                    let (row, down) = axis(start: region.y, length: region.height, extent: extent.height,
+                                           output: size.height, samples: plane.height, step: plane.pixelsPerSample.y,
+                                           outputStep: out.pixelsPerSample.y, outputSamples: out.height)
+                    PlaneResampler.resample(
+                        source.baseAddress! + plane.offset + row * plane.stride + column, sourceStride: plane.stride,
+                        columns: (across.first.last ?? 0) + across.taps, rows: (down.first.last ?? 0) + down.taps,
+                        across: across, down: down,
+                        into: target.baseAddress! + out.offset, targetStride: out.stride, width: out.width,
+                        height: out.height)
+                }
+            }
+        }
+        return output
+    }
+}
