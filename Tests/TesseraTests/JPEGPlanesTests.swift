@@ -38,6 +38,23 @@ import Testing
         #expect(sharp.planes.map(\.pixelsPerSample.x) == [1, 1, 1])
     }
 
+    /// Asked for its first rows, a decode stops after the MCU row holding them, with the same samples as a whole
+    /// decode's.
+    @Test func rowsBelowThoseWantedAreNotDecoded() throws {
+        let bytes = try jpeg(width: 107, height: 93)
+        let whole = try planes(bytes)
+        let top = try #require(try JPEGPlanes(decoding: .bytes(bytes, name: "tile.jpg"), scale: 1, rows: 20, budget: .default))
+        #expect(top.size == Size(width: 107, height: 32))
+        #expect(top.planes.map(\.height) == [32, 16, 16])
+        for (plane, wholePlane) in zip(top.planes, whole.planes) {
+            for row in 0..<plane.height {
+                #expect(top.samples[plane.offset + row * plane.stride..<plane.offset + row * plane.stride + plane.width]
+                    == whole.samples[wholePlane.offset + row * wholePlane.stride..<wholePlane.offset + row * wholePlane.stride
+                        + wholePlane.width], "row \(row)")
+            }
+        }
+    }
+
     /// How far the planar path's answer and the pixel path's (the JPEG decoded to RGB at `scale`, its `region` of
     /// the decoded pixels read, its last column or row repeated by `padding`, resampled to `size` and encoded alike)
     /// are from a full-precision render (the original pixels the JPEG was made of, their region resampled to

@@ -130,15 +130,7 @@ enum IIIFRenderer {
         options.compressionLevel = pngLevel
         options.bitDepth = 8
         options.budget = source.budget
-        if plan.isPlanar, let planes = try JPEGPlanes(decoding: source.input, scale: plan.scale, budget: source.budget) {
-            let read = plan.readSize
-            let region = Rect(x: plan.region.x / plan.scale, y: plan.region.y / plan.scale, width: read.width,
-                              height: read.height)
-            let extent = Size(width: read.width + plan.padding.width, height: read.height + plan.padding.height)
-            return (try planes.resampled(region: region, extent: extent, to: request.size, subsampling: options.subsampling,
-                                         kernel: ResamplingReader.Options().kernel)
-                        .encoded(options: options, name: source.input.name), plan.mediaType)
-        }
+        if plan.isPlanar, let bytes = try renderPlanes(plan, options: options) { return (bytes, plan.mediaType) }
         var reader: any ImageReader = try source.makeReader(
             ReadOptions(region: plan.region, scale: plan.scale, entropyIndexFolder: entropyIndexFolder,
                         tileCache: tileCache))
@@ -160,6 +152,20 @@ enum IIIFRenderer {
         image = image.oriented(exif: exifOrientation(rotation: request.rotation, mirror: request.mirror))
         image = try apply(request.quality, to: image)
         return (try ImageWriter.encode(image, as: plan.format, options: options), plan.mediaType)
+    }
+
+    /// A planar plan's JPEG (`Plan.isPlanar`): its source's planes, no row below the region decoded, resampled to the
+    /// size asked and encoded; nil when the source is not YCbCr or gray, for the pixel path.
+    private static func renderPlanes(_ plan: Plan, options: EncodeOptions) throws -> [UInt8]? {
+        let source = plan.source, read = plan.readSize
+        let region = Rect(x: plan.region.x / plan.scale, y: plan.region.y / plan.scale, width: read.width,
+                          height: read.height)
+        guard let planes = try JPEGPlanes(decoding: source.input, scale: plan.scale, rows: region.maxY,
+                                          budget: source.budget) else { return nil }
+        let extent = Size(width: read.width + plan.padding.width, height: read.height + plan.padding.height)
+        return try planes.resampled(region: region, extent: extent, to: plan.request.size,
+                                    subsampling: options.subsampling, kernel: ResamplingReader.Options().kernel)
+            .encoded(options: options, name: source.input.name)
     }
 
     /// IIIF mirrors horizontally, then rotates clockwise: the same transforms as EXIF orientations.

@@ -56,9 +56,11 @@ public struct JPEGPlanes: Sendable {
     }
 
     /// The planes of the JPEG `input` decoded at 1/`scale` (1, 2, 4 or 8, by libjpeg's DCT scaling), or nil when it
-    /// is not a YCbCr or gray JPEG (an RGB or CMYK one is converted by its decoder instead). Truncated or corrupt
-    /// data is an error naming the input, as in a decode to pixels.
-    public init?(decoding input: ImageInput, scale: Int, budget: MemoryBudget) throws {
+    /// is not a YCbCr or gray JPEG (an RGB or CMYK one is converted by its decoder instead). When only its first
+    /// `rows` rows (decoded pixels) are wanted, no MCU row below them is decoded (a stored tile padded past the
+    /// level's edge): `size` is then the rows decoded, whole MCU rows. Truncated or corrupt data is an error naming
+    /// the input, as in a decode to pixels.
+    public init?(decoding input: ImageInput, scale: Int, rows: Int? = nil, budget: MemoryBudget) throws {
         let session = try JPEGSession(input: input)
         let info = session.info
         let space = info.pointee.jpeg_color_space, components = Int(info.pointee.num_components)
@@ -73,14 +75,17 @@ public struct JPEGPlanes: Sendable {
         }
         try session.check(tessera_jpeg_start_decompress(session.decoder), during: "starting to decode")
         let maxH = Int(info.pointee.max_h_samp_factor), maxV = Int(info.pointee.max_v_samp_factor)
-        let minScaled = Int(info.pointee.min_DCT_scaled_size), iMCURows = Int(info.pointee.total_iMCU_rows)
+        let minScaled = Int(info.pointee.min_DCT_scaled_size), lines = maxV * minScaled
+        let height = min(Int(info.pointee.output_height), rows.map { max(1, $0) } ?? .max)
+        let iMCURows = (height + lines - 1) / lines
         var planes: [Plane] = []
         for index in 0..<components {
             let component = info.pointee.comp_info[index]
             let h = Int(component.h_samp_factor), v = Int(component.v_samp_factor)
             let scaled = Int(component.DCT_scaled_size)
             let blocksAcross = (Int(component.width_in_blocks) + h - 1) / h * h
-            planes.append(Plane(width: Int(component.downsampled_width), height: Int(component.downsampled_height),
+            planes.append(Plane(width: Int(component.downsampled_width),
+                                height: min(Int(component.downsampled_height), iMCURows * v * scaled),
                                 stride: blocksAcross * scaled, rows: iMCURows * v * scaled,
                                 offset: planes.last.map { $0.offset + $0.stride * $0.rows } ?? 0,
                                 pixelsPerSample: (Double(maxH * minScaled) / Double(h * scaled),
@@ -88,11 +93,10 @@ public struct JPEGPlanes: Sendable {
         }
         let bytes = planes.last.map { $0.offset + $0.stride * $0.rows } ?? 0
         try budget.check(bytes, for: "decoding a JPEG's planes", path: input.name)
-        self.init(size: Size(width: Int(info.pointee.output_width), height: Int(info.pointee.output_height)),
+        self.init(size: Size(width: Int(info.pointee.output_width),
+                             height: min(Int(info.pointee.output_height), iMCURows * lines)),
                   planes: planes)
-        let lines = maxV * minScaled
-        var iMCURow = 0
-        while info.pointee.output_scanline < info.pointee.output_height {
+        for iMCURow in 0..<iMCURows {
             var read: JDIMENSION = 0
             try withRowPointers(iMCURow: iMCURow, linesPerPlane: (0..<components).map {
                 Int(info.pointee.comp_info[$0].v_samp_factor) * Int(info.pointee.comp_info[$0].DCT_scaled_size)
@@ -104,9 +108,11 @@ public struct JPEGPlanes: Sendable {
             guard read > 0 else {
                 throw TesseraError.truncated(path: input.name, detail: "after row \(Int(info.pointee.output_scanline))")
             }
-            iMCURow += 1
         }
-        try session.check(tessera_jpeg_finish_decompress(session.decoder), during: "finishing the decode")
+        // A decode stopped early is not finished (libjpeg would call it too few rows), only let go with the session.
+        if info.pointee.output_scanline == info.pointee.output_height {
+            try session.check(tessera_jpeg_finish_decompress(session.decoder), during: "finishing the decode")
+        }
     }
 
     /// The planes encoded as a baseline JPEG with `options`' quality (their layout, from
