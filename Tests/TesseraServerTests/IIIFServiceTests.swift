@@ -208,7 +208,7 @@ import Testing
     @Test func warmUpAnswersEveryRequestAndLeavesNothing() throws {
         let service = IIIFService(catalog: try ImageCatalog(path: NSTemporaryDirectory()))
         let statuses = service.warmUp()
-        #expect(statuses.count == 7 && statuses.allSatisfy { $0 == 200 }, "\(statuses)")
+        #expect(statuses.count == 8 && statuses.allSatisfy { $0 == 200 }, "\(statuses)")
         #expect(!FileManager.default.fileExists(atPath: NSTemporaryDirectory() + "tessera-warm-up-\(getpid())"))
         #expect(service.openImages.count == 0)
     }

@@ -57,13 +57,15 @@ public final class IIIFService: Sendable {
         decodedTiles = DecodedTileCache(byteLimit: configuration.decodedTileBytes)
     }
 
-    /// Builds a small pyramidal TIFF of JPEG tiles in a folder of its own (removed after) and answers the requests a
-    /// viewer starts with about it (info.json, a thumbnail, stored tiles whole and cut by the edge, a tile a pixel off,
-    /// a render from one stored tile and one from four) through a service of its own, whose caches go with it: so a
-    /// freshly started server's first requests do not pay for what a process does once (the codecs' and the
-    /// resampler's first use, their code paged in, the runtime's type metadata made for each path). Measured, a new
-    /// server's first info.json and thumbnail each took about a millisecond longer than the next image's. Returns
-    /// the statuses of those responses (empty when the image could not be made).
+    /// Builds a small pyramidal TIFF of 256-pixel JPEG tiles (the size viewers' pyramids have, so that the working
+    /// memory of its renders is a real request's) in a folder of its own (removed after) and answers the requests a
+    /// viewer starts with about it (info.json, thumbnails, stored tiles whole and cut by the edge, a tile a pixel
+    /// off, a render from one stored tile and one from four) through a service of its own, whose caches go with it:
+    /// so a freshly started server's first requests do not pay for what a process does once (the codecs' and the
+    /// resampler's first use, their code paged in, the runtime's type metadata made for each path, the heap grown
+    /// to a render's size). Measured, a new server's first info.json and thumbnail each took about a millisecond
+    /// longer than the next image's. Returns the statuses of those responses (empty when the image could not be
+    /// made).
     @discardableResult
     public func warmUp() -> [Int] {
         let folder = NSTemporaryDirectory() + "tessera-warm-up-\(getpid())", name = "warm-up.tif"
@@ -72,19 +74,20 @@ public final class IIIFService: Sendable {
             unlink(folder + "/" + name)
             rmdir(folder)
         }
-        var image = ImageBuffer(width: 300, height: 200, format: .rgb8)
+        var image = ImageBuffer(width: 1100, height: 800, format: .rgb8)
         for index in image.bytes.indices { image.bytes[index] = UInt8(truncatingIfNeeded: index * 7 / 3) }
         var local = configuration
         local.cache = nil
-        guard let plan = try? PyramidPlan(imageSize: image.size, tileSize: 64, depth: .oneTile),
+        guard let plan = try? PyramidPlan(imageSize: image.size, tileSize: 256, depth: .oneTile),
               let sink = try? PyramidalTIFFSink(path: folder + "/" + name, plan: plan, pixelFormat: image.format,
                                                 options: PyramidBuilder.Options(), levelStorage: .pages),
               (try? PyramidBuilder(plan: plan, sink: sink).build(from: BufferReader(image))) != nil,
               let catalog = try? ImageCatalog(path: folder)
         else { return [] }
         let service = IIIFService(catalog: catalog, configuration: local)
-        return ["info.json", "full/27,/0/default.jpg", "0,0,64,64/64,/0/default.jpg", "256,192,44,8/44,/0/default.jpg",
-                "0,0,128,128/65,/0/default.jpg", "0,0,128,128/67,/0/default.jpg", "32,32,100,100/50,/0/default.jpg"].map {
+        return ["info.json", "full/90,/0/default.jpg", "full/125,/0/default.jpg", "0,0,256,256/256,/0/default.jpg",
+                "1024,768,76,32/76,/0/default.jpg", "0,0,512,512/257,/0/default.jpg", "0,0,512,512/259,/0/default.jpg",
+                "128,128,400,400/200,/0/default.jpg"].map {
             service.handle(HTTPRequest(method: "GET", path: "\(local.prefix)/\(name)/\($0)")).status
         }
     }
