@@ -6,6 +6,13 @@ protocol Command {
     static var spec: CommandSpec { get }
     /// Runs the command; throws `UsageError` for command-line mistakes and `TesseraError` for failures.
     static func run(_ arguments: Arguments) throws
+    /// Sets up the process for the command before anything starts a thread (the signal handlers' queue does):
+    /// what must be settled before a second thread allocates.
+    static func prepareProcess()
+}
+
+extension Command {
+    static func prepareProcess() {}
 }
 
 /// Exit statuses: what a script calling `tessera` can rely on.

@@ -77,8 +77,14 @@ enum ServeCommand: Command {
     static let sourceCatalog = Option("source-catalog", ValueKind.text("FILE").optional,
                                       "serve the images this file lists (IDENTIFIER URL per line) instead of PATH")
 
-    static func run(_ arguments: Arguments) throws {
+    /// glibc settles how many heaps its threads share when a second thread first allocates: later, `M_ARENA_MAX`
+    /// no longer applies, and each polling thread and worker got a heap of its own that the warm-up had not grown
+    /// (a new server's first renders faulted in 20-70 pages each).
+    static func prepareProcess() {
         AllocatorRetention.keepRequestWorkingSets()
+    }
+
+    static func run(_ arguments: Arguments) throws {
         var configuration = IIIFService.Configuration()
         configuration.prefix = arguments[prefix] == "/" ? "" : arguments[prefix]
         configuration.cache = try PyramidCacheOptions.open(arguments) { line in

@@ -46,6 +46,7 @@ func handleSignals() -> [any DispatchSourceSignal] {
         printError("unknown command '\(name)'; run 'tessera --help' for the list")
         return .usage
     }
+    command.prepareProcess()
     let stats = RunStats()
     let signalSources = handleSignals()
     defer { signalSources.forEach { $0.cancel() } }

@@ -274,6 +274,48 @@ def test_the_iiif_validator_passes_at_level_2(server):
     assert "Done (33 tests, 0 failures)" in report
 
 
+def thread_heaps(pid):
+    """The heaps glibc made for threads of process `pid` besides the main one: each an anonymous mapping at a
+    64 MiB boundary, readable and writable where it is used and inaccessible after that up to the next boundary."""
+    regions = []
+    with open(f"/proc/{pid}/maps") as file:
+        for line in file:
+            fields = line.split()
+            start, end = (int(address, 16) for address in fields[0].split("-"))
+            regions.append((start, end, fields[1], len(fields) > 5))
+    heap = 64 << 20
+    return sum(1 for (start, end, mode, named), following in zip(regions, regions[1:] + [(0, 0, "", True)])
+               if not named and mode == "rw-p" and start % heap == 0
+               and (end == start + heap or (following[0] == end and following[2] == "---p"
+                                            and following[1] == start + heap)))
+
+
+def test_every_thread_of_a_server_shares_the_one_heap_its_warm_up_grew(tessera, tmp_path):
+    """glibc fixes how many heaps its threads may have when a second thread first allocates, so `serve` sets its
+    limit of one before the signal handlers' thread starts: its polling threads and workers then render in the heap
+    the start-up warm-up grew. Set later, each polling thread got a heap of its own, and a new server's first
+    renders each faulted in 20-70 pages of it."""
+    big = tmp_path / "big.png"
+    Image.fromarray(BIG).save(big)
+    root = tmp_path / "served"
+    root.mkdir()
+    assert subprocess.run([tessera, "tile", big, root / "ours.tif", "--layout", "tiff", "--tile-size", "256"],
+                          capture_output=True).returncode == 0
+    process = subprocess.Popen([tessera, "serve", str(root), "--port", "0", "--quiet", "--no-cache"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        banner = process.stdout.readline()
+        assert "serving" in banner, process.stderr.read()
+        base = banner.split(" at ")[1].split()[0].rstrip("/")
+        for path in ["info.json", "full/125,/0/default.jpg", "768,0,132,512/66,262/0/default.jpg",
+                     "0,0,900,1100/450,/0/default.png"]:
+            assert fetch(f"{base}/ours.tif/{path}")[0] == 200, path
+        assert thread_heaps(process.pid) == 0
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
 def test_a_large_plain_image_is_served_from_a_pyramid_built_in_the_cache(tessera, tmp_path):
     root, cache = tmp_path / "images", tmp_path / "cache"
     root.mkdir()
