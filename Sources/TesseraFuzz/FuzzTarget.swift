@@ -21,8 +21,9 @@ struct FuzzTarget: Sendable {
     static let decodedPixels = 1 << 20
 
     /// Every format through `ImageSource`: detection, properties, then whole, 1/8-scale and region reads, once with
-    /// the default budget and once with a tiny one (which sends progressive JPEGs through the banded decoder); and a
-    /// pyramid's stored JPEG tiles as a server answers them (`storedTiles`).
+    /// the default budget and once with a tiny one (which sends progressive JPEGs through the banded decoder); a
+    /// JPEG's planes as a planar render reads them (`planes`); and a pyramid's stored JPEG tiles as a server answers
+    /// them (`storedTiles`).
     static let image = FuzzTarget(name: "image", summary: "each codec's header and data path through ImageSource") { bytes in
         for budget in [MemoryBudget(limit: 64 << 20), MemoryBudget(limit: 64 << 10)] {
             let source = try ImageSource(bytes: bytes, name: "fuzz", budget: budget)
@@ -34,8 +35,23 @@ struct FuzzTarget: Sendable {
                             ReadOptions(allowPartial: true)] {
                 _ = try? source.makeReader(options).readAll(budget: budget, name: "fuzz")
             }
+            if source.properties.format == .jpeg { try? planes(of: bytes, budget: budget) }
         }
         try storedTiles(of: ImageSource(bytes: bytes, name: "fuzz"))
+    }
+
+    /// A JPEG's YCbCr planes (`JPEGPlanes`) as a server's planar render reads them, whole and at 1/2 with only the
+    /// top rows decoded, resampled to two thirds of their size with the last column repeated, and encoded.
+    static func planes(of jpeg: [UInt8], budget: MemoryBudget) throws {
+        for (scale, rows) in [(1, nil), (2, 20)] as [(Int, Int?)] {
+            guard let planes = try JPEGPlanes(decoding: .bytes(jpeg, name: "fuzz"), scale: scale, rows: rows,
+                                              budget: budget) else { return }
+            let size = planes.size
+            _ = try planes.resampled(region: Rect(size), extent: Size(width: size.width + 1, height: size.height),
+                                     to: Size(width: max(1, size.width * 2 / 3), height: max(1, size.height * 2 / 3)),
+                                     subsampling: .s420, kernel: .lanczos3)
+                .encoded(options: EncodeOptions(), name: "fuzz")
+        }
     }
 
     /// Each level's first and last stored JPEG tile of a pyramid (a pyramidal TIFF's), asked for at sizes up to
@@ -48,7 +64,8 @@ struct FuzzTarget: Sendable {
         while let level = tiles.storedLevelSize(scale: scale), level.width * level.height <= decodedPixels {
             let last = ((level.width - 1) / tiles.tileSize, (level.height - 1) / tiles.tileSize)
             for (column, row) in [(0, 0), last] {
-                guard let content = try? tiles.storedJPEG(scale: scale, column: column, row: row)?.content else { continue }
+                guard let (jpeg, content) = try? tiles.storedJPEG(scale: scale, column: column, row: row) else { continue }
+                try? planes(of: jpeg, budget: MemoryBudget(limit: 64 << 20))
                 for width in content.width - 2...content.width + 2 {
                     for height in content.height - 2...content.height + 2 {
                         let asked = Size(width: width, height: height)
