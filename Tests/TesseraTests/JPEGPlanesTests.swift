@@ -90,10 +90,10 @@ import Testing
     }
 
     /// Thumbnails, a shrink after 1/2 by DCT scaling, an edge tile whose last column is repeated and rows stretched,
-    /// a region at odd offsets, 4:4:4 and gray sources: the planar path is as close to a full-precision render as
-    /// the pixel path, or closer (chroma is resampled once, at its own size, not upsampled, resampled and averaged
-    /// down again). Measured (planar, pixels): (1.09, 1.16), (1.30, 1.41), (1.50, 1.51), (1.13, 1.22),
-    /// (0.81, 0.83), (0.33, 0.33).
+    /// a region at odd offsets, 4:4:4 and gray sources, shrinks after 1/4 and 1/8: the planar path is as close to a
+    /// full-precision render as the pixel path, or closer (chroma is resampled once, at its own size, not
+    /// upsampled, resampled and averaged down again). Measured (planar, pixels): (1.09, 1.16), (1.30, 1.41),
+    /// (1.50, 1.51), (1.13, 1.22), (0.81, 0.83), (0.33, 0.33), (3.46, 4.56), (12.66, 13.89).
     @Test func resampledPlanesAreAsCloseToAFullRenderAsResampledPixels() throws {
         let image = TestImages.gradient(width: 236, height: 164)
         var cases = [try differences(image, size: Size(width: 125, height: 87)),
@@ -104,8 +104,12 @@ import Testing
                      try differences(image, subsampling: .s444, size: Size(width: 125, height: 87))]
         cases.append(try differences(TestImages.gradient(width: 236, height: 164, format: .gray8),
                                      size: Size(width: 125, height: 87)))
+        cases += [try differences(image, scale: 4, size: Size(width: 40, height: 28)),
+                  try differences(image, scale: 8, size: Size(width: 20, height: 14))]
         for (index, (planar, pixels)) in cases.enumerated() {
-            #expect(planar < pixels + 0.05 && planar < 2, "case \(index): \(planar) from a full render, \(pixels) through pixels")
+            // libjpeg's DCT scaling by 1/4 and 1/8 aliases the ripple, through either path: no bound of its own.
+            #expect(planar < pixels + 0.05 && (planar < 2 || index >= 6),
+                    "case \(index): \(planar) from a full render, \(pixels) through pixels")
         }
     }
 
