@@ -127,6 +127,15 @@ import Testing
         }
     }
 
+    /// A JPEG claiming more pixels than a tile can have is nil too, for the pixel path's strips: its header says
+    /// 4097 x 4097, its data is a 16 x 16 image's.
+    @Test func aJPEGLargerThanATileHasNoPlanes() throws {
+        var bytes = try jpeg(width: 16, height: 16)
+        let frame = try #require((0..<bytes.count - 8).first { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xC0 })
+        bytes.replaceSubrange(frame + 5..<frame + 9, with: [0x10, 0x01, 0x10, 0x01])
+        #expect(try JPEGPlanes(decoding: .bytes(bytes, name: "claims.jpg"), scale: 1, budget: .default) == nil)
+    }
+
     /// A CMYK JPEG has no YCbCr planes: nil, for the pixel path to convert.
     @Test func aJPEGThatIsNotYCbCrOrGrayHasNoPlanes() throws {
         let folder = try PillowOracle.fixtures(files: [:], script: """

@@ -62,7 +62,8 @@ enum IIIFRenderer {
         /// Whether the render goes from JPEG to JPEG in the codecs' YCbCr planes (`JPEGPlanes`): a JPEG held in
         /// memory (one stored tile) answered as a JPEG of its colours, with no rotation or mirror. The source is
         /// then decoded without upsampling chroma or converting colour, each plane resampled at its own size, and
-        /// the planes encoded as they are; one that is not YCbCr or gray goes through pixels.
+        /// the planes encoded as they are; one that is not YCbCr or gray, or claims more pixels than a tile can
+        /// have, goes through pixels (`JPEGPlanes(decoding:)` is nil).
         var isPlanar: Bool {
             guard streams, format == .jpeg, source.properties.format == .jpeg, case .bytes = source.input else {
                 return false

@@ -56,7 +56,9 @@ public struct JPEGPlanes: Sendable {
     }
 
     /// The planes of the JPEG `input` decoded at 1/`scale` (1, 2, 4 or 8, by libjpeg's DCT scaling), or nil when it
-    /// is not a YCbCr or gray JPEG (an RGB or CMYK one is converted by its decoder instead). When only its first
+    /// is not a YCbCr or gray JPEG (an RGB or CMYK one is converted by its decoder instead) or its header claims more
+    /// pixels than a tile can have (`JPEGCoefficientCrop.maxPixels`: the planes are held whole, where a decode to
+    /// pixels goes a strip at a time). When only its first
     /// `rows` rows (decoded pixels) are wanted, no MCU row below them is decoded (a stored tile padded past the
     /// level's edge): `size` is then the rows decoded, whole MCU rows. Truncated or corrupt data is an error naming
     /// the input, as in a decode to pixels.
@@ -64,7 +66,8 @@ public struct JPEGPlanes: Sendable {
         let session = try JPEGSession(input: input)
         let info = session.info
         let space = info.pointee.jpeg_color_space, components = Int(info.pointee.num_components)
-        guard (space == JCS_YCbCr && components == 3) || (space == JCS_GRAYSCALE && components == 1) else {
+        guard (space == JCS_YCbCr && components == 3) || (space == JCS_GRAYSCALE && components == 1),
+              Int(info.pointee.image_width) * Int(info.pointee.image_height) <= JPEGCoefficientCrop.maxPixels else {
             return nil
         }
         info.pointee.scale_num = 1
