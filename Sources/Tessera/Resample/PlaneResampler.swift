@@ -4,13 +4,13 @@
 /// for eight output samples). An axis whose weights pick one sample each (a length kept, a last sample repeated)
 /// copies.
 enum PlaneResampler {
-    /// Fills `width` x `height` samples at `target` (rows `targetStride` apart) from the window of `columns` x
-    /// `rows` samples at `source` (rows `sourceStride` apart): output sample (x, y) from the window's columns
+    /// Fills `width` x `height` samples at `target` (rows `targetStride` apart) from the window of `columns`
+    /// samples across at `source` (rows `sourceStride` apart): output sample (x, y) from the window's columns
     /// `across.first[x]...` and rows `down.first[y]...`, which lie inside it.
-    static func resample(_ source: UnsafePointer<UInt8>, sourceStride: Int, columns: Int, rows: Int,
+    static func resample(_ source: UnsafePointer<UInt8>, sourceStride: Int, columns: Int,
                          across: ResamplingWeights, down: ResamplingWeights,
                          into target: UnsafeMutablePointer<UInt8>, targetStride: Int, width: Int, height: Int) {
-        guard width > 0, height > 0, columns > 0, rows > 0 else { return }
+        guard width > 0, height > 0, columns > 0 else { return }
         // Float rows of whole 8-lane chunks: the source rows used, the vertical pass's row, the output row before
         // rounding; eight rows turned (8 floats per column) and the eight output rows across, turned.
         let floatWidth = (columns + 7) / 8 * 8, outputWidth = (width + 7) / 8 * 8
@@ -161,7 +161,7 @@ extension JPEGPlanes {
                                            outputStep: out.pixelsPerSample.y, outputSamples: out.height)
                     PlaneResampler.resample(
                         source.baseAddress! + plane.offset + row * plane.stride + column, sourceStride: plane.stride,
-                        columns: (across.first.last ?? 0) + across.taps, rows: (down.first.last ?? 0) + down.taps,
+                        columns: (across.first.last ?? 0) + across.taps,
                         across: across, down: down,
                         into: target.baseAddress! + out.offset, targetStride: out.stride, width: out.width,
                         height: out.height)

@@ -15,6 +15,9 @@ public struct JPEGPlanes: Sendable {
         /// Pixels per sample across and down: 1 for luma, 2 for 4:2:0 chroma (other values for chroma that
         /// libjpeg's DCT scaling scaled less than luma).
         public var pixelsPerSample: (x: Double, y: Double)
+
+        /// Where the next plane's samples start: past this one's rows.
+        var end: Int { offset + stride * rows }
     }
 
     /// The image's size in pixels.
@@ -28,7 +31,7 @@ public struct JPEGPlanes: Sendable {
     init(size: Size, planes: [Plane]) {
         self.size = size
         self.planes = planes
-        samples = [UInt8](repeating: 0, count: planes.last.map { $0.offset + $0.stride * $0.rows } ?? 0)
+        samples = [UInt8](repeating: 0, count: planes.last?.end ?? 0)
     }
 
     /// Empty planes laid out as libjpeg's encoder takes them for a `size` image: gray with one plane, else YCbCr
@@ -43,7 +46,7 @@ public struct JPEGPlanes: Sendable {
             for _ in 0..<2 {
                 planes.append(Plane(width: (size.width + step - 1) / step, height: (size.height + step - 1) / step,
                                     stride: stride / step, rows: rows / step,
-                                    offset: planes.last!.offset + planes.last!.stride * planes.last!.rows,
+                                    offset: planes.last!.end,
                                     pixelsPerSample: (Double(step), Double(step))))
             }
         }
@@ -90,12 +93,11 @@ public struct JPEGPlanes: Sendable {
             planes.append(Plane(width: Int(component.downsampled_width),
                                 height: min(Int(component.downsampled_height), iMCURows * v * scaled),
                                 stride: blocksAcross * scaled, rows: iMCURows * v * scaled,
-                                offset: planes.last.map { $0.offset + $0.stride * $0.rows } ?? 0,
+                                offset: planes.last?.end ?? 0,
                                 pixelsPerSample: (Double(maxH * minScaled) / Double(h * scaled),
                                                   Double(maxV * minScaled) / Double(v * scaled))))
         }
-        let bytes = planes.last.map { $0.offset + $0.stride * $0.rows } ?? 0
-        try budget.check(bytes, for: "decoding a JPEG's planes", path: input.name)
+        try budget.check(planes.last?.end ?? 0, for: "decoding a JPEG's planes", path: input.name)
         self.init(size: Size(width: Int(info.pointee.output_width),
                              height: min(Int(info.pointee.output_height), iMCURows * lines)),
                   planes: planes)
