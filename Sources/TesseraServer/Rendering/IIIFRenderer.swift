@@ -158,12 +158,11 @@ enum IIIFRenderer {
     /// A planar plan's JPEG (`Plan.isPlanar`): its source's planes, no row below the region decoded, resampled to the
     /// size asked and encoded; nil when the source is not YCbCr or gray, for the pixel path.
     private static func renderPlanes(_ plan: Plan, options: EncodeOptions) throws -> [UInt8]? {
-        let source = plan.source, read = plan.readSize
-        let region = Rect(x: plan.region.x / plan.scale, y: plan.region.y / plan.scale, width: read.width,
-                          height: read.height)
+        // The pixels the pixel path reads (`ImageSource.makeReader`), and the padding it adds past them.
+        let source = plan.source, region = plan.region.reduced(by: plan.scale)
         guard let planes = try JPEGPlanes(decoding: source.input, scale: plan.scale, rows: region.maxY,
                                           budget: source.budget) else { return nil }
-        let extent = Size(width: read.width + plan.padding.width, height: read.height + plan.padding.height)
+        let extent = Size(width: region.width + plan.padding.width, height: region.height + plan.padding.height)
         return try planes.resampled(region: region, extent: extent, to: plan.request.size,
                                     subsampling: options.subsampling, kernel: ResamplingReader.Options().kernel)
             .encoded(options: options, name: source.input.name)
