@@ -3,7 +3,7 @@ import CJPEG
 
 /// A JPEG's components as its codec holds them, before upsampling and colour conversion: the luma and two chroma
 /// planes of a YCbCr JPEG, each at its own sampling, or the one plane of a gray JPEG. A render from a JPEG to a
-/// JPEG resamples these (`resampled(region:extent:to:subsampling:)`), so that neither codec converts colour nor
+/// JPEG resamples these (`resampled(region:extent:to:subsampling:kernel:)`), so that neither codec converts colour nor
 /// resamples chroma, and chroma is resampled at its own, smaller size.
 public struct JPEGPlanes: Sendable {
     /// Where one component's 8-bit samples are in `samples`: `width` x `height` of them from `offset`, rows
