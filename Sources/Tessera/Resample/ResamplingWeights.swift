@@ -25,45 +25,66 @@ public struct ResamplingWeights: Sendable {
         // Every window's weights go in `values`, window `i`'s from `i * widest`: its span's, then the kernel's
         // beyond it (not used); `offset` is where its `low` is.
         let widest = Int(2 * radius) + 2
-        let centres = (0..<outputLength).map { (Double($0) + 0.5) * scale - 0.5 + lag }
-        let spans = centres.map { centre in
-            (low: max(0, Int((centre - radius).rounded(.up))), high: min(inputLength - 1, Int((centre + radius).rounded(.down))))
+        let centres = UnsafeMutableBufferPointer<Double>.allocate(capacity: outputLength)
+        let firsts = UnsafeMutableBufferPointer<Double>.allocate(capacity: outputLength)
+        let spans = UnsafeMutableBufferPointer<(low: Int, high: Int)>.allocate(capacity: outputLength)
+        // Where each window's `low` is in `values`; -1 for a window of zeros.
+        let offsets = UnsafeMutableBufferPointer<Int>.allocate(capacity: outputLength)
+        let values = UnsafeMutableBufferPointer<Double>.allocate(capacity: outputLength * widest)
+        defer {
+            centres.deallocate()
+            firsts.deallocate()
+            spans.deallocate()
+            offsets.deallocate()
+            values.deallocate()
         }
-        var values = [Double](repeating: 0, count: outputLength * widest)
-        zip(spans, centres).map { (Double($0.low) - $1) / stretch }.withUnsafeBufferPointer { firsts in
-            values.withUnsafeMutableBufferPointer { kernel.weights(from: firsts, step: 1 / stretch, into: $0) }
+        for i in 0..<outputLength {
+            let centre = (Double(i) + 0.5) * scale - 0.5 + lag
+            let low = max(0, Int((centre - radius).rounded(.up)))
+            centres[i] = centre
+            spans[i] = (low, min(inputLength - 1, Int((centre + radius).rounded(.down))))
+            firsts[i] = (Double(low) - centre) / stretch
         }
-        let windows = zip(spans, centres).enumerated().map {
-            i, window -> (centre: Double, low: Int, high: Int, offset: Int, zeros: Bool) in
-            let (span, centre) = window
-            func negligible(_ source: Int) -> Bool { abs(values[i * widest + source - span.low]) < 1e-9 }
-            var (low, high) = span
+        kernel.weights(from: UnsafeBufferPointer(firsts), step: 1 / stretch, into: values)
+        var taps = 1
+        for i in 0..<outputLength {
+            let spanLow = spans[i].low, window = values.baseAddress! + i * widest
+            func negligible(_ source: Int) -> Bool { abs(window[source - spanLow]) < 1e-9 }
+            var (low, high) = spans[i]
             while low < high, negligible(low) { low += 1 }
             while high > low, negligible(high) { high -= 1 }
-            return negligible(low) ? (centre, span.low, span.high, i * widest, true)
-                : (centre, low, high, i * widest + low - span.low, false)
+            if negligible(low) {
+                offsets[i] = -1
+            } else {
+                spans[i] = (low, high)
+                offsets[i] = i * widest + low - spanLow
+            }
+            taps = max(taps, spans[i].high - spans[i].low + 1)
         }
-        let taps = max(1, windows.map { $0.high - $0.low + 1 }.max()!)
         var first = [Int](repeating: 0, count: outputLength)
         var weights = [SIMD4<Float>](repeating: .zero, count: outputLength * taps)
-        var window = [Double](repeating: 0, count: taps)
-        for (i, (centre, low, high, offset, zeros)) in windows.enumerated() {
-            let start = max(0, min(low, inputLength - taps))
-            var total = 0.0
-            for k in 0..<taps {
-                let source = start + k
-                // A window of zeros sums to next to nothing, which would make its pixels' rounding errors weights.
-                let value = zeros || source < low || source > high ? 0 : values[offset + source - low]
-                window[k] = value
-                total += value
+        first.withUnsafeMutableBufferPointer { first in
+            weights.withUnsafeMutableBufferPointer { weights in
+                for i in 0..<outputLength {
+                    let (low, high) = spans[i], offset = offsets[i]
+                    let start = max(0, min(low, inputLength - taps)), window = weights.baseAddress! + i * taps
+                    first[i] = start
+                    // A window of zeros sums to next to nothing, which would make its pixels' rounding errors
+                    // weights.
+                    var total = 0.0
+                    if offset >= 0 {
+                        for source in stride(from: low, through: high, by: 1) { total += values[offset + source - low] }
+                    }
+                    if total == 0 {
+                        // A window that misses every pixel (nearest at an exact midpoint) takes the closest one.
+                        window[min(max(Int(centres[i].rounded()), 0), inputLength - 1) - start] = SIMD4(repeating: 1)
+                        continue
+                    }
+                    for source in stride(from: low, through: high, by: 1) {
+                        window[source - start] = SIMD4(repeating: Float(values[offset + source - low] / total))
+                    }
+                }
             }
-            if total == 0 {
-                // A window that misses every pixel (nearest at an exact midpoint) takes the closest one.
-                window[min(max(Int(centre.rounded()), 0), inputLength - 1) - start] = 1
-                total = 1
-            }
-            first[i] = start
-            for k in 0..<taps { weights[i * taps + k] = SIMD4(repeating: Float(window[k] / total)) }
         }
         self.taps = taps
         self.first = first
