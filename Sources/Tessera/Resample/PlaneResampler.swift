@@ -81,11 +81,31 @@ enum PlaneResampler {
     }
 
     /// `line[0..<width]` = the sum over `k` of `weights[k]` x row `k` below `top` (rows `stride` floats apart).
+    /// Four 8-float chunks at a time, each its own sum: one sum's chain of adds would wait on each add's latency.
     @inline(__always)
     private static func sumRows(_ top: UnsafeMutablePointer<Float>, stride: Int, weights: UnsafePointer<Float>,
                                 taps: Int, into line: UnsafeMutablePointer<Float>, width: Int) {
         let source = UnsafeRawPointer(top), target = UnsafeMutableRawPointer(line), rowBytes = stride &* 4
-        for chunk in Swift.stride(from: 0, to: width &* 4, by: 32) {
+        let bytes = width &* 4
+        var chunk = 0
+        while chunk &+ 128 <= bytes {
+            var sum0 = SIMD8<Float>(), sum1 = SIMD8<Float>(), sum2 = SIMD8<Float>(), sum3 = SIMD8<Float>()
+            var offset = chunk
+            for k in 0..<taps {
+                let weight = weights[k]
+                sum0 += weight * source.load(fromByteOffset: offset, as: SIMD8<Float>.self)
+                sum1 += weight * source.load(fromByteOffset: offset &+ 32, as: SIMD8<Float>.self)
+                sum2 += weight * source.load(fromByteOffset: offset &+ 64, as: SIMD8<Float>.self)
+                sum3 += weight * source.load(fromByteOffset: offset &+ 96, as: SIMD8<Float>.self)
+                offset &+= rowBytes
+            }
+            target.storeBytes(of: sum0, toByteOffset: chunk, as: SIMD8<Float>.self)
+            target.storeBytes(of: sum1, toByteOffset: chunk &+ 32, as: SIMD8<Float>.self)
+            target.storeBytes(of: sum2, toByteOffset: chunk &+ 64, as: SIMD8<Float>.self)
+            target.storeBytes(of: sum3, toByteOffset: chunk &+ 96, as: SIMD8<Float>.self)
+            chunk &+= 128
+        }
+        while chunk < bytes {
             var sum = SIMD8<Float>()
             var offset = chunk
             for k in 0..<taps {
@@ -93,17 +113,40 @@ enum PlaneResampler {
                 offset &+= rowBytes
             }
             target.storeBytes(of: sum, toByteOffset: chunk, as: SIMD8<Float>.self)
+            chunk &+= 32
         }
     }
 
     /// For each output column `x`, eight rows at once: the sum over `k` of `weights[x * taps + k]` x the eight
     /// samples of column `first[x] + k` of `turned` (8 floats per column), into `output`'s 8 floats of column `x`.
+    /// Four columns at a time, each its own sum, as in `sumRows`.
     @inline(__always)
     private static func sumColumns(_ turned: UnsafeMutablePointer<Float>, first: [Int], weights: UnsafePointer<Float>,
                                    taps: Int, into output: UnsafeMutablePointer<Float>, width: Int) {
         let source = UnsafeRawPointer(turned), target = UnsafeMutableRawPointer(output)
         first.withUnsafeBufferPointer { first in
-            for x in 0..<width {
+            var x = 0
+            while x &+ 4 <= width {
+                var sum0 = SIMD8<Float>(), sum1 = SIMD8<Float>(), sum2 = SIMD8<Float>(), sum3 = SIMD8<Float>()
+                let weights0 = weights + x &* taps, weights1 = weights0 + taps, weights2 = weights1 + taps,
+                    weights3 = weights2 + taps
+                let column0 = source + first[x] &* 32, column1 = source + first[x &+ 1] &* 32,
+                    column2 = source + first[x &+ 2] &* 32, column3 = source + first[x &+ 3] &* 32
+                var offset = 0
+                for k in 0..<taps {
+                    sum0 += weights0[k] * column0.load(fromByteOffset: offset, as: SIMD8<Float>.self)
+                    sum1 += weights1[k] * column1.load(fromByteOffset: offset, as: SIMD8<Float>.self)
+                    sum2 += weights2[k] * column2.load(fromByteOffset: offset, as: SIMD8<Float>.self)
+                    sum3 += weights3[k] * column3.load(fromByteOffset: offset, as: SIMD8<Float>.self)
+                    offset &+= 32
+                }
+                target.storeBytes(of: sum0, toByteOffset: x &* 32, as: SIMD8<Float>.self)
+                target.storeBytes(of: sum1, toByteOffset: x &* 32 &+ 32, as: SIMD8<Float>.self)
+                target.storeBytes(of: sum2, toByteOffset: x &* 32 &+ 64, as: SIMD8<Float>.self)
+                target.storeBytes(of: sum3, toByteOffset: x &* 32 &+ 96, as: SIMD8<Float>.self)
+                x &+= 4
+            }
+            while x < width {
                 var sum = SIMD8<Float>()
                 let tapWeights = weights + x &* taps
                 var offset = first[x] &* 32
@@ -112,6 +155,7 @@ enum PlaneResampler {
                     offset &+= 32
                 }
                 target.storeBytes(of: sum, toByteOffset: x &* 32, as: SIMD8<Float>.self)
+                x &+= 1
             }
         }
     }
