@@ -57,9 +57,11 @@ struct IIIFInfo {
         if let maxArea = limits.maxArea { object["maxArea"] = .number(maxArea) }
         if let maxWidth = limits.maxWidth { object["maxWidth"] = .number(maxWidth) }
         if let maxHeight = limits.maxHeight { object["maxHeight"] = .number(maxHeight) }
-        var text = ""
-        JSONValue.object(object).write(into: &text, indent: "")
-        return Array((text + "\n").utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(2048)
+        JSONValue.object(object).write(into: &bytes, indent: 0)
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
     }
 }
 
@@ -72,58 +74,55 @@ private enum JSONValue {
 
     static func strings(_ values: [String]) -> JSONValue { .array(values.map(JSONValue.string)) }
 
-    /// Appends the value, pretty-printed at `indent` (keys sorted by their UTF-8 bytes, slashes unescaped).
-    func write(into text: inout String, indent: String) {
-        let inner = indent + "  "
+    /// Appends the value's UTF-8, pretty-printed `indent` spaces in (keys sorted by their UTF-8 bytes, slashes
+    /// unescaped). Bytes, not a String: info.json is the first request of every image a viewer opens, and growing a
+    /// String a piece at a time cost most of its writing.
+    func write(into bytes: inout [UInt8], indent: Int) {
         switch self {
-        case let .string(value): Self.quote(value, into: &text)
-        case let .number(value): text += String(value)
+        case let .string(value): Self.quote(value, into: &bytes)
+        case let .number(value): bytes += String(value).utf8
         case let .array(values):
-            guard !values.isEmpty else { text += "[]"; return }
-            text += "[\n"
+            guard !values.isEmpty else { return bytes += "[]".utf8 }
+            bytes += "[\n".utf8
             for (index, value) in values.enumerated() {
-                text += inner
-                value.write(into: &text, indent: inner)
-                text += index == values.count - 1 ? "\n" : ",\n"
+                bytes += repeatElement(UInt8(ascii: " "), count: indent + 2)
+                value.write(into: &bytes, indent: indent + 2)
+                bytes += (index == values.count - 1 ? "\n" : ",\n").utf8
             }
-            text += indent + "]"
+            bytes += repeatElement(UInt8(ascii: " "), count: indent)
+            bytes.append(UInt8(ascii: "]"))
         case let .object(members):
-            guard !members.isEmpty else { text += "{}"; return }
-            text += "{\n"
+            guard !members.isEmpty else { return bytes += "{}".utf8 }
+            bytes += "{\n".utf8
             let keys = members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             for (index, key) in keys.enumerated() {
-                text += inner
-                Self.quote(key, into: &text)
-                text += " : "
-                members[key]!.write(into: &text, indent: inner)
-                text += index == keys.count - 1 ? "\n" : ",\n"
+                bytes += repeatElement(UInt8(ascii: " "), count: indent + 2)
+                Self.quote(key, into: &bytes)
+                bytes += " : ".utf8
+                members[key]!.write(into: &bytes, indent: indent + 2)
+                bytes += (index == keys.count - 1 ? "\n" : ",\n").utf8
             }
-            text += indent + "}"
+            bytes += repeatElement(UInt8(ascii: " "), count: indent)
+            bytes.append(UInt8(ascii: "}"))
         }
     }
 
     /// A JSON string: quotes, backslashes and control characters escaped.
-    private static func quote(_ value: String, into text: inout String) {
-        text += "\""
-        // Most strings (keys, URLs) need no escape: appended whole, not a scalar at a time.
-        if !value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            text += value
-            text += "\""
-            return
-        }
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "\n": text += "\\n"
-            case "\r": text += "\\r"
-            case "\t": text += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: text.unicodeScalars.append(scalar)
+    private static func quote(_ value: String, into bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes += "\\\"".utf8
+            case UInt8(ascii: "\\"): bytes += "\\\\".utf8
+            case UInt8(ascii: "\n"): bytes += "\\n".utf8
+            case UInt8(ascii: "\r"): bytes += "\\r".utf8
+            case UInt8(ascii: "\t"): bytes += "\\t".utf8
+            case ..<0x20:
+                let hex = String(byte, radix: 16)
+                bytes += ("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).utf8
+            default: bytes.append(byte)
             }
         }
-        text += "\""
+        bytes.append(UInt8(ascii: "\""))
     }
 }
