@@ -314,6 +314,19 @@ import Testing
         }
     }
 
+    /// A window whose span misses the source entirely (its centre shifted past the last pixel by more than the
+    /// kernel reaches) takes the closest pixel, for every kernel: the span is empty, not an error.
+    @Test func aWindowPastTheSourceTakesItsClosestPixel() {
+        for kernel in ResamplingKernel.all {
+            let weights = ResamplingWeights(kernel: kernel, inputLength: 4, outputLength: 2, lag: 10)
+            for i in 0..<2 {
+                let taps = (0..<weights.taps).map { weights.weights[i * weights.taps + $0].x }
+                #expect(taps.filter { $0 != 0 } == [1] && weights.first[i] + taps.firstIndex(of: 1)! == 3,
+                        "\(kernel), pixel \(i): \(taps)")
+            }
+        }
+    }
+
     @Test func weightsSumToOneAndStayInsideTheImage() {
         for kernel in ResamplingKernel.all {
             for (input, output) in [(100, 37), (7, 30), (5, 5), (1, 9), (9, 1)] {
