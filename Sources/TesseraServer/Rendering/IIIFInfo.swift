@@ -82,29 +82,33 @@ private enum JSONValue {
         case let .string(value): Self.quote(value, into: &bytes)
         case let .number(value): bytes += String(value).utf8
         case let .array(values):
-            guard !values.isEmpty else { return bytes += "[]".utf8 }
-            bytes += "[\n".utf8
-            for (index, value) in values.enumerated() {
-                bytes += repeatElement(UInt8(ascii: " "), count: indent + 2)
-                value.write(into: &bytes, indent: indent + 2)
-                bytes += (index == values.count - 1 ? "\n" : ",\n").utf8
+            Self.container("[", "]", count: values.count, indent: indent, into: &bytes) { index, bytes in
+                values[index].write(into: &bytes, indent: indent + 2)
             }
-            bytes += repeatElement(UInt8(ascii: " "), count: indent)
-            bytes.append(UInt8(ascii: "]"))
         case let .object(members):
-            guard !members.isEmpty else { return bytes += "{}".utf8 }
-            bytes += "{\n".utf8
             let keys = members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            for (index, key) in keys.enumerated() {
-                bytes += repeatElement(UInt8(ascii: " "), count: indent + 2)
-                Self.quote(key, into: &bytes)
+            Self.container("{", "}", count: keys.count, indent: indent, into: &bytes) { index, bytes in
+                Self.quote(keys[index], into: &bytes)
                 bytes += " : ".utf8
-                members[key]!.write(into: &bytes, indent: indent + 2)
-                bytes += (index == keys.count - 1 ? "\n" : ",\n").utf8
+                members[keys[index]]!.write(into: &bytes, indent: indent + 2)
             }
-            bytes += repeatElement(UInt8(ascii: " "), count: indent)
-            bytes.append(UInt8(ascii: "}"))
         }
+    }
+
+    /// An array's or object's `count` items between `open` and `close`, one a line `indent + 2` spaces in and
+    /// comma-separated (`item` writes item `index`), the close `indent` spaces in; `[]` or `{}` when there are none.
+    private static func container(_ open: Unicode.Scalar, _ close: Unicode.Scalar, count: Int, indent: Int,
+                                  into bytes: inout [UInt8], item: (_ index: Int, _ bytes: inout [UInt8]) -> Void) {
+        bytes.append(UInt8(ascii: open))
+        guard count > 0 else { return bytes.append(UInt8(ascii: close)) }
+        bytes.append(UInt8(ascii: "\n"))
+        for index in 0..<count {
+            bytes += repeatElement(UInt8(ascii: " "), count: indent + 2)
+            item(index, &bytes)
+            bytes += (index == count - 1 ? "\n" : ",\n").utf8
+        }
+        bytes += repeatElement(UInt8(ascii: " "), count: indent)
+        bytes.append(UInt8(ascii: close))
     }
 
     /// A JSON string: quotes, backslashes and control characters escaped.
