@@ -101,11 +101,12 @@ public struct JPEGPlanes: Sendable {
         self.init(size: Size(width: Int(info.pointee.output_width),
                              height: min(Int(info.pointee.output_height), iMCURows * lines)),
                   planes: planes)
+        let linesPerPlane = (0..<components).map {
+            Int(info.pointee.comp_info[$0].v_samp_factor) * Int(info.pointee.comp_info[$0].DCT_scaled_size)
+        }
         for iMCURow in 0..<iMCURows {
             var read: JDIMENSION = 0
-            try withRowPointers(iMCURow: iMCURow, linesPerPlane: (0..<components).map {
-                Int(info.pointee.comp_info[$0].v_samp_factor) * Int(info.pointee.comp_info[$0].DCT_scaled_size)
-            }) { pointers in
+            try withRowPointers(iMCURow: iMCURow, linesPerPlane: linesPerPlane) { pointers in
                 try session.check(tessera_jpeg_read_raw_data(session.decoder, pointers, JDIMENSION(lines), &read),
                                   during: "decoding")
             }
