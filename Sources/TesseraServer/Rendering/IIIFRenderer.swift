@@ -51,6 +51,8 @@ enum IIIFRenderer {
         /// The columns and rows added past the read by repeating its last one: the image's last pixel that a level
         /// halved rounding down lost, where the size asked is the level's pixels and that one.
         let padding: Size
+        /// The source's stored JPEG tiles, when it has them: a render across a few of them is made in their planes.
+        let tiles: (any StoredJPEGTiles)?
         let format: ImageFormat
         let mediaType: String
         /// Whether rows go from the reader to the encoder a strip at a time; else the whole output is held (a
@@ -60,15 +62,20 @@ enum IIIFRenderer {
         static let stripHeight = 64
 
         /// Whether the render goes from JPEG to JPEG in the codecs' YCbCr planes (`JPEGPlanes`): a JPEG held in
-        /// memory (one stored tile) answered as a JPEG of its colours, with no rotation or mirror. The source is
-        /// then decoded without upsampling chroma or converting colour, each plane resampled at its own size, and
-        /// the planes encoded as they are; one that is not YCbCr or gray, or claims more pixels than a tile can
-        /// have, goes through pixels (`JPEGPlanes(decoding:)` is nil).
+        /// memory (one stored tile), or the stored tiles of the level read (`tiles`), answered as a JPEG of its
+        /// colours, with no rotation or mirror. The JPEGs are then decoded without upsampling chroma or converting
+        /// colour, each plane resampled at its own size, and the planes encoded as they are; a JPEG that is not
+        /// YCbCr or gray, claims more pixels than a tile can have, or a read across more stored tiles than
+        /// `JPEGPlanes.maxStoredTiles`, goes through pixels (`renderPlanes` is nil).
         var isPlanar: Bool {
-            guard streams, format == .jpeg, source.properties.format == .jpeg, case .bytes = source.input else {
-                return false
-            }
+            guard streams, format == .jpeg, isOneJPEG || tiles?.storedLevelSize(scale: scale) != nil else { return false }
             return request.quality == .default || (request.quality == .color && source.properties.colorModel != .gray)
+        }
+
+        /// Whether the source is one JPEG held in memory (a stored tile).
+        private var isOneJPEG: Bool {
+            guard source.properties.format == .jpeg, case .bytes = source.input else { return false }
+            return true
         }
 
         /// The pixels decoded: the region at the reduction it is read at.
@@ -95,14 +102,24 @@ enum IIIFRenderer {
             let encodedFraction = format == .png ? 2 : 8
             let output = 2 * size.area * bytesPerPixel / encodedFraction
             let whole = streams ? size.width * bytesPerPixel * Self.stripHeight : 2 * size.area * bytesPerPixel
-            return decoding + resampling + whole + output + 64 << 10
+            return decoding + resampling + whole + output + storedTilePlanes + 64 << 10
+        }
+
+        /// The stored tiles' planes a planar render across them lays side by side, in bytes, at most (three planes
+        /// of a tile's pixels each); none when the read lies across too many for that, and goes through pixels.
+        private var storedTilePlanes: Int {
+            guard isPlanar, !isOneJPEG, let side = tiles?.tileSize, side > 0 else { return 0 }
+            let read = region.reduced(by: scale)
+            let count = ((read.maxX - 1) / side - read.x / side + 1) * ((read.maxY - 1) / side - read.y / side + 1)
+            return count <= JPEGPlanes.maxStoredTiles ? 3 * side * side * count : 0
         }
     }
 
     /// The plan for `request` from `source`: the image itself, or a copy of it reduced `sourceReduction` times (a
-    /// divisor of the request's `reduction`), the read grown by `padding` (`Plan.padding`).
+    /// divisor of the request's `reduction`), the read grown by `padding` (`Plan.padding`); `tiles` are the
+    /// source's stored JPEG tiles, when it has them (`Plan.tiles`).
     static func plan(_ request: IIIFResolvedRequest, from source: ImageSource, reducedBy sourceReduction: Int = 1,
-                     padding: Size = Size(width: 0, height: 0)) throws -> Plan {
+                     padding: Size = Size(width: 0, height: 0), tiles: (any StoredJPEGTiles)? = nil) throws -> Plan {
         guard let mediaType = mediaTypes[request.format], let format = ImageFormat(fileExtension: request.format) else {
             throw IIIFError.unsupportedFormat(request.format)
         }
@@ -116,8 +133,8 @@ enum IIIFRenderer {
         }
         let streams = exifOrientation(rotation: request.rotation, mirror: request.mirror) == 1
             && request.quality != .bitonal && ImageWriter.streamsToMemory(format)
-        return Plan(request: request, source: source, region: region, scale: scale, padding: padding, format: format,
-                    mediaType: mediaType, streams: streams)
+        return Plan(request: request, source: source, region: region, scale: scale, padding: padding, tiles: tiles,
+                    format: format, mediaType: mediaType, streams: streams)
     }
 
     /// The encoded image and its media type; a plain JPEG's region is read through its entropy index when
@@ -155,14 +172,28 @@ enum IIIFRenderer {
         return (try ImageWriter.encode(image, as: plan.format, options: options), plan.mediaType)
     }
 
-    /// A planar plan's JPEG (`Plan.isPlanar`): its source's planes, no row below the region decoded, resampled to the
-    /// size asked and encoded; nil when the source is not YCbCr or gray, for the pixel path.
+    /// A planar plan's JPEG (`Plan.isPlanar`): its source's planes, or its stored tiles' laid side by side, no row
+    /// below the region decoded, resampled to the size asked and encoded; nil when a JPEG is not YCbCr or gray or
+    /// the read lies across too many stored tiles, for the pixel path.
     private static func renderPlanes(_ plan: Plan, options: EncodeOptions) throws -> [UInt8]? {
-        // The pixels the pixel path reads (`ImageSource.makeReader`), and the padding it adds past them.
-        let source = plan.source, region = plan.region.reduced(by: plan.scale)
-        guard let planes = try JPEGPlanes(decoding: source.input, scale: plan.scale, rows: region.maxY,
-                                          budget: source.budget) else { return nil }
-        let extent = Size(width: region.width + plan.padding.width, height: region.height + plan.padding.height)
+        // The pixels the pixel path reads (`ImageSource.makeReader`): the part of them the source has, its last row
+        // and column repeated past that (a level halved rounding down), and the padding added past them.
+        let source = plan.source, read = plan.region.reduced(by: plan.scale)
+        var region = read
+        let planes: JPEGPlanes
+        if let tiles = plan.tiles, let level = tiles.storedLevelSize(scale: plan.scale) {
+            region = read.intersection(Rect(level))
+            guard !region.isEmpty, let (stored, covered) = try JPEGPlanes.stored(
+                tiles, scale: plan.scale, region: region, budget: source.budget, name: source.input.name) else { return nil }
+            planes = stored
+            region.x -= covered.x
+            region.y -= covered.y
+        } else {
+            guard let decoded = try JPEGPlanes(decoding: source.input, scale: plan.scale, rows: region.maxY,
+                                               budget: source.budget) else { return nil }
+            planes = decoded
+        }
+        let extent = Size(width: read.width + plan.padding.width, height: read.height + plan.padding.height)
         return try planes.resampled(region: region, extent: extent, to: plan.request.size,
                                     subsampling: options.subsampling, kernel: ResamplingReader.Options().kernel)
             .encoded(options: options, name: source.input.name)

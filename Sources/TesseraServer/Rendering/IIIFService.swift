@@ -222,7 +222,8 @@ public final class IIIFService: Sendable {
             let tileArea = tileSize(of: image) * tileSize(of: image)
             func planned() throws -> IIIFRenderer.Plan {
                 try oneTile
-                    ?? IIIFRenderer.plan(resolved, from: source, reducedBy: preview == nil ? 1 : PyramidCache.previewFactor)
+                    ?? IIIFRenderer.plan(resolved, from: source, reducedBy: preview == nil ? 1 : PyramidCache.previewFactor,
+                                         tiles: preview == nil ? image.tiles : image.previewTiles)
             }
             let plan: IIIFRenderer.Plan
             var reservation: RenderBudget.Reservation?
