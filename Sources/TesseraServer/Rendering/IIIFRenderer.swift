@@ -66,7 +66,7 @@ enum IIIFRenderer {
         /// colours, with no rotation or mirror. The JPEGs are then decoded without upsampling chroma or converting
         /// colour, each plane resampled at its own size, and the planes encoded as they are; a JPEG that is not
         /// YCbCr or gray, claims more pixels than a tile can have, or a read across more stored tiles than
-        /// `JPEGPlanes.maxStoredTiles`, goes through pixels (`renderPlanes` is nil).
+        /// `JPEGPlanes.maxStoredTiles` or over a sliver of them, goes through pixels (`renderPlanes` is nil).
         var isPlanar: Bool {
             guard streams, format == .jpeg, isOneJPEG || tiles?.storedLevelSize(scale: scale) != nil else { return false }
             return request.quality == .default || (request.quality == .color && source.properties.colorModel != .gray)
