@@ -20,12 +20,9 @@ extension JPEGPlanes {
     public static func stored(_ tiles: any StoredJPEGTiles, scale: Int, region: Rect, budget: MemoryBudget,
                               name: String) throws -> (planes: JPEGPlanes, covered: Rect)? {
         let side = tiles.tileSize
-        guard side > 0, !region.isEmpty, region.x >= 0, region.y >= 0 else { return nil }
-        let columns = region.x / side...(region.maxX - 1) / side, rows = region.y / side...(region.maxY - 1) / side
+        guard let (columns, rows) = storedTiles(covering: region, side: side) else { return nil }
         let covered = Rect(x: columns.lowerBound * side, y: rows.lowerBound * side, width: columns.count * side,
                            height: region.maxY - rows.lowerBound * side)
-        guard columns.count * rows.count <= maxStoredTiles,
-              region.size.area * minimumShareOfTiles >= columns.count * rows.count * side * side else { return nil }
         var canvas: JPEGPlanes?
         for row in rows {
             let rowsAsked = min(side, region.maxY - row * side)
@@ -43,6 +40,17 @@ extension JPEGPlanes {
             }
         }
         return canvas.map { ($0, covered) }
+    }
+
+    /// The columns and rows of `side`-pixel tiles that `region` (in a level's pixels, inside it) lies across, when
+    /// `stored` lays them side by side: at most `maxStoredTiles` of them, the region at least a
+    /// `minimumShareOfTiles`th of them; nil otherwise.
+    public static func storedTiles(covering region: Rect, side: Int) -> (columns: ClosedRange<Int>, rows: ClosedRange<Int>)? {
+        guard side > 0, !region.isEmpty, region.x >= 0, region.y >= 0 else { return nil }
+        let columns = region.x / side...(region.maxX - 1) / side, rows = region.y / side...(region.maxY - 1) / side
+        let count = columns.count * rows.count
+        guard count <= maxStoredTiles, region.size.area * minimumShareOfTiles >= count * side * side else { return nil }
+        return (columns, rows)
     }
 
     /// Empty planes of `covered.size` pixels with `tile`'s components and sampling, their samples exactly as many

@@ -68,14 +68,23 @@ enum IIIFRenderer {
         /// YCbCr or gray, claims more pixels than a tile can have, or a read across more stored tiles than
         /// `JPEGPlanes.maxStoredTiles` or over a sliver of them, goes through pixels (`renderPlanes` is nil).
         var isPlanar: Bool {
-            guard streams, format == .jpeg, isOneJPEG || tiles?.storedLevelSize(scale: scale) != nil else { return false }
+            guard streams, format == .jpeg, isOneJPEG || storedTileRead != nil else { return false }
             return request.quality == .default || (request.quality == .color && source.properties.colorModel != .gray)
         }
 
         /// Whether the source is one JPEG held in memory (a stored tile).
-        private var isOneJPEG: Bool {
+        var isOneJPEG: Bool {
             guard source.properties.format == .jpeg, case .bytes = source.input else { return false }
             return true
+        }
+
+        /// The source's stored tiles and the part of their level the read covers (the pixels the pixel path reads
+        /// as the level has them: a level halved rounding down lacks the image's last), when the plan reads a
+        /// level of stored tiles and that part is not empty; nil otherwise.
+        var storedTileRead: (tiles: any StoredJPEGTiles, read: Rect)? {
+            guard !isOneJPEG, let tiles, let level = tiles.storedLevelSize(scale: scale) else { return nil }
+            let read = region.reduced(by: scale).intersection(Rect(level))
+            return read.isEmpty ? nil : (tiles, read)
         }
 
         /// The pixels decoded: the region at the reduction it is read at.
@@ -106,12 +115,11 @@ enum IIIFRenderer {
         }
 
         /// The stored tiles' planes a planar render across them lays side by side, in bytes, at most (three planes
-        /// of a tile's pixels each); none when the read lies across too many for that, and goes through pixels.
+        /// of a tile's pixels each); none when the read goes through pixels instead (`JPEGPlanes.storedTiles`).
         private var storedTilePlanes: Int {
-            guard isPlanar, !isOneJPEG, let side = tiles?.tileSize, side > 0 else { return 0 }
-            let read = region.reduced(by: scale)
-            let count = ((read.maxX - 1) / side - read.x / side + 1) * ((read.maxY - 1) / side - read.y / side + 1)
-            return count <= JPEGPlanes.maxStoredTiles ? 3 * side * side * count : 0
+            guard isPlanar, let (tiles, read) = storedTileRead, case let side = tiles.tileSize,
+                  let (columns, rows) = JPEGPlanes.storedTiles(covering: read, side: side) else { return 0 }
+            return 3 * side * side * columns.count * rows.count
         }
     }
 
@@ -181,17 +189,15 @@ enum IIIFRenderer {
         let source = plan.source, read = plan.region.reduced(by: plan.scale)
         var region = read
         let planes: JPEGPlanes
-        if let tiles = plan.tiles, let level = tiles.storedLevelSize(scale: plan.scale) {
-            region = read.intersection(Rect(level))
-            guard !region.isEmpty, let (stored, covered) = try JPEGPlanes.stored(
-                tiles, scale: plan.scale, region: region, budget: source.budget, name: source.input.name) else { return nil }
-            planes = stored
-            region.x -= covered.x
-            region.y -= covered.y
-        } else {
+        if plan.isOneJPEG {
             guard let decoded = try JPEGPlanes(decoding: source.input, scale: plan.scale, rows: region.maxY,
                                                budget: source.budget) else { return nil }
             planes = decoded
+        } else {
+            guard let (tiles, stored) = plan.storedTileRead, let (laid, covered) = try JPEGPlanes.stored(
+                tiles, scale: plan.scale, region: stored, budget: source.budget, name: source.input.name) else { return nil }
+            planes = laid
+            region = Rect(x: stored.x - covered.x, y: stored.y - covered.y, width: stored.width, height: stored.height)
         }
         let extent = Size(width: read.width + plan.padding.width, height: read.height + plan.padding.height)
         return try planes.resampled(region: region, extent: extent, to: plan.request.size,
