@@ -113,16 +113,23 @@ import Testing
         }
     }
 
-    /// A length kept is each sample as decoded, and a repeated last column is that column again.
-    @Test func aKeptLengthCopiesAndPaddingRepeatsTheLastColumn() throws {
+    /// A length kept is each sample as decoded, and a repeated last column or row is that column or row again:
+    /// at the JPEG's corner, and from inside it (each plane's window starting past its first sample).
+    @Test func aKeptLengthCopiesAndPaddingRepeatsTheLastColumnAndRow() throws {
         let source = try planes(try jpeg(width: 107, height: 64))
-        let answer = source.resampled(region: Rect(x: 0, y: 0, width: 107, height: 64), extent: Size(width: 108, height: 64),
-                                      to: Size(width: 108, height: 64), subsampling: .s420, kernel: .lanczos3)
-        for (plane, out) in zip(source.planes, answer.planes) {
-            for row in 0..<plane.height {
-                let from = Array(source.samples[plane.offset + row * plane.stride..<plane.offset + row * plane.stride + plane.width])
-                let to = Array(answer.samples[out.offset + row * out.stride..<out.offset + row * out.stride + out.width])
-                #expect(to == from + Array(repeating: from.last!, count: out.width - plane.width), "row \(row)")
+        for (region, size) in [(Rect(x: 0, y: 0, width: 107, height: 64), Size(width: 108, height: 64)),
+                               (Rect(x: 16, y: 8, width: 90, height: 56), Size(width: 91, height: 57))] {
+            let answer = source.resampled(region: region, extent: size, to: size, subsampling: .s420, kernel: .lanczos3)
+            for (plane, out) in zip(source.planes, answer.planes) {
+                let (stepX, stepY) = (Int(plane.pixelsPerSample.x), Int(plane.pixelsPerSample.y))
+                let (left, top) = (region.x / stepX, region.y / stepY)
+                let (columns, rows) = ((region.width + stepX - 1) / stepX, (region.height + stepY - 1) / stepY)
+                for row in 0..<out.height {
+                    let from = plane.offset + (top + min(row, rows - 1)) * plane.stride + left
+                    let expected = (0..<out.width).map { source.samples[from + min($0, columns - 1)] }
+                    let to = Array(answer.samples[out.offset + row * out.stride..<out.offset + row * out.stride + out.width])
+                    #expect(to == expected, "\(region), row \(row)")
+                }
             }
         }
     }

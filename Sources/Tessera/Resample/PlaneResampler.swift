@@ -28,7 +28,7 @@ enum PlaneResampler {
             (to + columns).initialize(repeating: 0, count: floatWidth - columns)
         }
         turned.initialize(repeating: 0, count: 8 * floatWidth)
-        let downPicks = picks(down), acrossPicks = picks(across)
+        let downPicks = run(down), acrossPicks = run(across)
         let downWeights = down.weights.map { $0.x }, acrossWeights = across.weights.map { $0.x }
         downWeights.withUnsafeBufferPointer { downWeights in
             acrossWeights.withUnsafeBufferPointer { acrossWeights in
@@ -38,7 +38,7 @@ enum PlaneResampler {
                     for r in 0..<block {
                         let row: UnsafePointer<Float>
                         if let downPicks {
-                            row = UnsafePointer(floats + (downPicks[y + r] - firstRow) &* floatWidth)
+                            row = UnsafePointer(floats + (downPicks.source(y + r) - firstRow) &* floatWidth)
                         } else {
                             sumRows(floats + (down.first[y + r] - firstRow) &* floatWidth, stride: floatWidth,
                                     weights: downWeights.baseAddress! + (y + r) &* down.taps, taps: down.taps,
@@ -46,8 +46,10 @@ enum PlaneResampler {
                             row = UnsafePointer(line)
                         }
                         if let acrossPicks {
-                            for x in 0..<width { result[x] = row[acrossPicks[x]] }
-                            store(result, count: width, into: target + (y + r) &* targetStride)
+                            let out = target + (y + r) &* targetStride
+                            let kept = Swift.min(acrossPicks.count, width)
+                            store(row + acrossPicks.start, count: kept, into: out)
+                            (out + kept).initialize(repeating: out[kept - 1], count: width - kept)
                         } else {
                             for column in 0..<columns { turned[column &* 8 &+ r] = row[column] }
                         }
@@ -66,18 +68,38 @@ enum PlaneResampler {
         }
     }
 
-    /// For weights that take each output sample from one source sample as it is (a single weight of 1 among
-    /// zeros: a length kept, a last sample repeated), that source sample for each; else nil.
-    private static func picks(_ weights: ResamplingWeights) -> [Int]? {
-        var picked: [Int] = []
-        picked.reserveCapacity(weights.first.count)
-        for (index, first) in weights.first.enumerated() {
-            let taps = weights.weights[index * weights.taps..<(index + 1) * weights.taps]
-            guard let one = taps.firstIndex(where: { $0.x != 0 }), taps[one].x == 1,
-                  taps[(one + 1)...].allSatisfy({ $0.x == 0 }) else { return nil }
-            picked.append(first + one - index * weights.taps)
+    /// Weights that take output sample `i` as it is from source sample `start + min(i, count - 1)`: a length kept
+    /// (shifted by `start`), its last sample repeated past `count` (a level halved rounding down lost the image's
+    /// last pixel).
+    private struct Run {
+        let start: Int, count: Int
+
+        /// The source sample output sample `index` takes.
+        func source(_ index: Int) -> Int { start + Swift.min(index, count - 1) }
+    }
+
+    /// The run `weights` pick, if they are one: each output sample a single weight of 1 among zeros, on source
+    /// samples one after another, then the last of them again; else nil.
+    private static func run(_ weights: ResamplingWeights) -> Run? {
+        weights.weights.withUnsafeBufferPointer { values in
+            let taps = weights.taps
+            var start = 0, count = 0
+            for (index, first) in weights.first.enumerated() {
+                let window = values.baseAddress! + index &* taps
+                guard let one = (0..<taps).first(where: { window[$0].x != 0 }), window[one].x == 1,
+                      (one + 1..<taps).allSatisfy({ window[$0].x == 0 }) else { return nil }
+                let source = first + one
+                if index == 0 {
+                    start = source
+                    count = 1
+                } else if source == start + count, count == index {
+                    count += 1
+                } else if source != start + count - 1 {
+                    return nil
+                }
+            }
+            return Run(start: start, count: count)
         }
-        return picked
     }
 
     /// `line[0..<width]` = the sum over `k` of `weights[k]` x row `k` below `top` (rows `stride` floats apart).
@@ -164,7 +186,7 @@ enum PlaneResampler {
     /// mantissa bits are the nearest whole number (a loop the compiler vectorises; Swift's checked conversions
     /// would not be).
     @inline(__always)
-    private static func store(_ values: UnsafeMutablePointer<Float>, count: Int, into output: UnsafeMutablePointer<UInt8>) {
+    private static func store(_ values: UnsafePointer<Float>, count: Int, into output: UnsafeMutablePointer<UInt8>) {
         for index in 0..<count {
             let clamped = Swift.min(Swift.max(values[index], 0), 255)
             output[index] = UInt8(truncatingIfNeeded: (clamped + 12_582_912).bitPattern)
