@@ -40,17 +40,25 @@ struct FuzzTarget: Sendable {
         try storedTiles(of: ImageSource(bytes: bytes, name: "fuzz"))
     }
 
-    /// A JPEG's YCbCr planes (`JPEGPlanes`) as a server's planar render reads them, whole and at 1/2 with only the
-    /// top rows decoded, resampled to two thirds of their size with the last column repeated, and encoded.
+    /// A JPEG's YCbCr planes (`JPEGPlanes`) as a server's planar render reads them: whole, at 1/2 with only the
+    /// top rows decoded, and its last eighth of columns alone (decoded cut to them); each resampled to two thirds
+    /// of its size with the last column repeated, and encoded.
     static func planes(of jpeg: [UInt8], budget: MemoryBudget) throws {
-        for (scale, rows) in [(1, nil), (2, 20)] as [(Int, Int?)] {
-            guard let planes = try JPEGPlanes(decoding: .bytes(jpeg, name: "fuzz"), scale: scale, rows: rows,
-                                              budget: budget) else { return }
-            let size = planes.size
-            _ = try planes.resampled(region: Rect(size), extent: Size(width: size.width + 1, height: size.height),
-                                     to: Size(width: max(1, size.width * 2 / 3), height: max(1, size.height * 2 / 3)),
+        func decode(scale: Int, rows: Int? = nil, columns: Range<Int>? = nil) throws -> JPEGPlanes? {
+            try JPEGPlanes(decoding: .bytes(jpeg, name: "fuzz"), scale: scale, rows: rows, columns: columns, budget: budget)
+        }
+        func render(_ planes: JPEGPlanes, region: Rect) throws {
+            _ = try planes.resampled(region: region, extent: Size(width: region.width + 1, height: region.height),
+                                     to: Size(width: max(1, region.width * 2 / 3), height: max(1, region.height * 2 / 3)),
                                      subsampling: .s420, kernel: .lanczos3)
                 .encoded(options: EncodeOptions(), name: "fuzz")
+        }
+        guard let whole = try decode(scale: 1) else { return }
+        try render(whole, region: Rect(whole.size))
+        if let top = try decode(scale: 2, rows: 20) { try render(top, region: Rect(top.size)) }
+        let width = whole.size.width, sliver = width * 7 / 8..<width
+        if let cut = try decode(scale: 1, columns: sliver) {
+            try render(cut, region: Rect(x: sliver.lowerBound, y: 0, width: sliver.count, height: cut.size.height))
         }
     }
 

@@ -55,6 +55,38 @@ import Testing
         }
     }
 
+    /// Asked for a narrow run of its columns, a decode turns only their blocks into samples (cut to them, chroma
+    /// repeated and taken back): the same samples as a whole decode's there, at every sampling and with its rows cut
+    /// short too, and zeros beyond the blocks holding them. Columns over a quarter of the width are decoded whole.
+    @Test func columnsWantedAreTheWholeDecodesSamples() throws {
+        let cases: [(format: PixelFormat, subsampling: EncodeOptions.Subsampling, columns: Range<Int>, rows: Int?)] = [
+            (.rgb8, .s420, 40..<60, nil), (.rgb8, .s420, 250..<256, 20), (.rgb8, .s444, 9..<70, nil),
+            (.gray8, .s420, 100..<101, 50)]
+        for (format, subsampling, columns, rows) in cases {
+            let bytes = try jpeg(width: 256, height: 96, format: format, subsampling: subsampling)
+            let whole = try planes(bytes)
+            let cut = try #require(try JPEGPlanes(decoding: .bytes(bytes, name: "tile.jpg"), scale: 1, rows: rows,
+                                                  columns: columns, budget: .default))
+            #expect(cut.planes.map(\.stride) == whole.planes.map(\.stride) && cut.size.width == 256)
+            for (plane, wholePlane) in zip(cut.planes, whole.planes) {
+                let across = Int(plane.pixelsPerSample.x)
+                let samples = columns.lowerBound / across..<(columns.upperBound + across - 1) / across
+                for row in 0..<plane.height {
+                    let line = plane.offset + row * plane.stride, wholeLine = wholePlane.offset + row * wholePlane.stride
+                    #expect(cut.samples[line + samples.lowerBound..<line + samples.upperBound]
+                        == whole.samples[wholeLine + samples.lowerBound..<wholeLine + samples.upperBound],
+                            "\(format) \(subsampling) \(columns), row \(row)")
+                    #expect(cut.samples[line..<line + plane.stride].prefix(max(0, samples.lowerBound - 16 / across)).allSatisfy { $0 == 0 },
+                            "\(format) \(subsampling) \(columns): columns left of the cut's blocks not decoded")
+                }
+            }
+        }
+        let bytes = try jpeg(width: 256, height: 96)
+        let wide = try #require(try JPEGPlanes(decoding: .bytes(bytes, name: "tile.jpg"), scale: 1, columns: 0..<65,
+                                               budget: .default))
+        #expect(wide.samples == (try planes(bytes)).samples, "65 of 256 columns: the whole width decoded")
+    }
+
     /// How far the planar path's answer and the pixel path's (the JPEG decoded to RGB at `scale`, its `region` of
     /// the decoded pixels read, its last column or row repeated by `padding`, resampled to `size` and encoded alike)
     /// are from a full-precision render (the original pixels the JPEG was made of, their region resampled to

@@ -84,9 +84,10 @@ private func buildTIFF(format: TileFormat, pixelFormat: PixelFormat = .rgb8, lev
 
     /// A region off the tile grid, read across a level's stored tiles in their YCbCr planes (`JPEGPlanes.stored`)
     /// and resampled there, is as close to a full-precision render as the same region read through pixels and
-    /// resampled; a sliver of its tiles, or more tiles than `JPEGPlanes.maxStoredTiles`, is left to the pixels.
-    /// Measured (in planes and encoded at quality 95, through pixels not encoded): 1.19 and 1.11 at full
-    /// resolution, 1.83 and 1.77 at 1/2.
+    /// resampled, and so is a sliver of them (each tile decoded cut to its columns); more tiles than
+    /// `JPEGPlanes.maxStoredTiles` are left to the pixels. Measured (in planes and encoded at quality 95, through
+    /// pixels not encoded): 1.19 and 1.11 at full resolution, 1.83 and 1.77 at 1/2, 1.33 and 1.44 for 8 columns of
+    /// 200 rows stretched by a pixel.
     @Test func aRegionAcrossStoredTilesIsResampledInTheirPlanes() throws {
         let (_, bytes) = try buildTIFF(format: .jpeg, levels: .pages)
         let source = try ImageSource(bytes: bytes, name: "pyramid.tif")
@@ -95,7 +96,8 @@ private func buildTIFF(format: TileFormat, pixelFormat: PixelFormat = .rgb8, lev
         var options = EncodeOptions()
         options.quality = 95
         let cases = [(1, Rect(x: 40, y: 30, width: 100, height: 90), Size(width: 67, height: 60)),
-                     (2, Rect(x: 100, y: 60, width: 170, height: 120), Size(width: 85, height: 60))]
+                     (2, Rect(x: 100, y: 60, width: 170, height: 120), Size(width: 85, height: 60)),
+                     (1, Rect(x: 60, y: 0, width: 8, height: 200), Size(width: 8, height: 201))]
         for (scale, region, size) in cases {
             let read = region.reduced(by: scale)
             let (planes, covered) = try #require(try JPEGPlanes.stored(tiles, scale: scale, region: read, budget: .default,
@@ -114,8 +116,6 @@ private func buildTIFF(format: TileFormat, pixelFormat: PixelFormat = .rgb8, lev
             #expect(planar.size == size && inPlanes < throughPixels + 0.5,
                     "1/\(scale) \(region): \(inPlanes) from a full render in planes, \(throughPixels) through pixels")
         }
-        #expect(try JPEGPlanes.stored(tiles, scale: 1, region: Rect(x: 60, y: 0, width: 8, height: 200), budget: .default,
-                                      name: "pyramid.tif") == nil, "8 columns of 8 tiles: decoded cropped, through pixels")
         #expect(try JPEGPlanes.stored(tiles, scale: 1, region: Rect(x: 0, y: 0, width: 300, height: 200), budget: .default,
                                       name: "pyramid.tif") == nil, "20 tiles: a strip at a time, through pixels")
     }

@@ -3,18 +3,14 @@ extension JPEGPlanes {
     /// planes at 256 x 256. A larger read goes through pixels, a strip at a time.
     public static let maxStoredTiles = 9
 
-    /// How many times a region may be smaller than the stored tiles it lies across for `stored` to decode them
-    /// whole: libjpeg decodes a tile's planes only whole across, where its decode to pixels keeps to the columns
-    /// asked. A sliver's column of four tiles (1% of them) cost 0.46 ms of a server's CPU through pixels and 0.68
-    /// in planes; a 150-pixel square across four (9%) 1.01 through pixels and 0.64 in planes.
-    static let minimumShareOfTiles = 16
-
     /// The planes of the stored JPEG tiles of the level at reduction `scale` that `region` (in that level's pixels,
-    /// inside it) lies across, each tile decoded with no row below the region and copied to its place, and the part
+    /// inside it) lies across, each tile decoded with no row below the region (and only the region's columns, when
+    /// they are a narrow part of it: `JPEGPlanes.cropShare`) and copied to its place, and the part
     /// of the level they cover (whole tiles, from the first one's origin; as many rows as the region reaches). A
     /// render across a few stored tiles (a region off the tile grid) is then resampled in the tiles' own YCbCr
-    /// planes, as one stored tile is, rather than decoded to RGB, converted back and encoded. Nil when the region
-    /// lies across more than `maxStoredTiles` or is under a `minimumShareOfTiles`th of them, when a tile is not a
+    /// planes, as one stored tile is, rather than decoded to RGB, converted back and encoded: a sliver's column of
+    /// four tiles cost 0.66 ms of a server's CPU through pixels and 0.50 in planes, 16 rows across three tiles 1.44
+    /// and 0.79. Nil when the region lies across more than `maxStoredTiles`, when a tile is not a
     /// YCbCr or gray JPEG of at most a tile's side and at least the region's part of it (a tile folder's edge tiles
     /// are stored cut), or when the tiles' chroma sampling differs or does not divide the tile side.
     public static func stored(_ tiles: any StoredJPEGTiles, scale: Int, region: Rect, budget: MemoryBudget,
@@ -29,6 +25,7 @@ extension JPEGPlanes {
             for column in columns {
                 guard let (jpeg, _) = try tiles.storedJPEG(scale: scale, column: column, row: row),
                       let tile = try JPEGPlanes(decoding: .bytes(jpeg, name: name), scale: 1, rows: rowsAsked,
+                                                columns: max(0, region.x - column * side)..<min(side, region.maxX - column * side),
                                                 budget: budget),
                       tile.size.width >= min(side, region.maxX - column * side), tile.size.height >= rowsAsked
                 else { return nil }
@@ -43,13 +40,11 @@ extension JPEGPlanes {
     }
 
     /// The columns and rows of `side`-pixel tiles that `region` (in a level's pixels, inside it) lies across, when
-    /// `stored` lays them side by side: at most `maxStoredTiles` of them, the region at least a
-    /// `minimumShareOfTiles`th of them; nil otherwise.
+    /// `stored` lays them side by side: at most `maxStoredTiles` of them; nil otherwise.
     public static func storedTiles(covering region: Rect, side: Int) -> (columns: ClosedRange<Int>, rows: ClosedRange<Int>)? {
         guard side > 0, !region.isEmpty, region.x >= 0, region.y >= 0 else { return nil }
         let columns = region.x / side...(region.maxX - 1) / side, rows = region.y / side...(region.maxY - 1) / side
-        let count = columns.count * rows.count
-        guard count <= maxStoredTiles, region.size.area * minimumShareOfTiles >= count * side * side else { return nil }
+        guard columns.count * rows.count <= maxStoredTiles else { return nil }
         return (columns, rows)
     }
 

@@ -64,9 +64,10 @@ enum IIIFRenderer {
         /// Whether the render goes from JPEG to JPEG in the codecs' YCbCr planes (`JPEGPlanes`): a JPEG held in
         /// memory (one stored tile), or the stored tiles of the level read (`tiles`), answered as a JPEG of its
         /// colours, with no rotation or mirror. The JPEGs are then decoded without upsampling chroma or converting
-        /// colour, each plane resampled at its own size, and the planes encoded as they are; a JPEG that is not
+        /// colour (a narrow part of one is decoded cut to its columns, its chroma repeated and taken back: the same
+        /// samples), each plane resampled at its own size, and the planes encoded as they are; a JPEG that is not
         /// YCbCr or gray, claims more pixels than a tile can have, or a read across more stored tiles than
-        /// `JPEGPlanes.maxStoredTiles` or over a sliver of them, goes through pixels (`renderPlanes` is nil).
+        /// `JPEGPlanes.maxStoredTiles`, goes through pixels (`renderPlanes` is nil).
         var isPlanar: Bool {
             guard streams, format == .jpeg, isOneJPEG || storedTileRead != nil else { return false }
             return request.quality == .default || (request.quality == .color && source.properties.colorModel != .gray)
@@ -191,6 +192,7 @@ enum IIIFRenderer {
         let planes: JPEGPlanes
         if plan.isOneJPEG {
             guard let decoded = try JPEGPlanes(decoding: source.input, scale: plan.scale, rows: region.maxY,
+                                               columns: region.x..<region.maxX,
                                                budget: source.budget) else { return nil }
             planes = decoded
         } else {
