@@ -23,10 +23,10 @@ extension JPEGPlanes {
         for row in rows {
             let rowsAsked = min(side, region.maxY - row * side)
             for column in columns {
+                let columnsAsked = max(0, region.x - column * side)..<min(side, region.maxX - column * side)
                 guard let (jpeg, _) = try tiles.storedJPEG(scale: scale, column: column, row: row),
                       let tile = try JPEGPlanes(decoding: .bytes(jpeg, name: name), scale: 1, rows: rowsAsked,
-                                                columns: max(0, region.x - column * side)..<min(side, region.maxX - column * side),
-                                                budget: budget),
+                                                columns: columnsAsked, budget: budget),
                       tile.size.width >= min(side, region.maxX - column * side), tile.size.height >= rowsAsked
                 else { return nil }
                 if canvas == nil {
