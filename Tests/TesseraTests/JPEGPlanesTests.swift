@@ -8,10 +8,11 @@ import Testing
 @Suite struct JPEGPlanesTests {
     /// A photo-like `width` x `height` JPEG at quality 95.
     private func jpeg(width: Int, height: Int, format: PixelFormat = .rgb8,
-                      subsampling: EncodeOptions.Subsampling = .s420) throws -> [UInt8] {
+                      subsampling: EncodeOptions.Subsampling = .s420, progressive: Bool = false) throws -> [UInt8] {
         var options = EncodeOptions()
         options.quality = 95
         options.subsampling = subsampling
+        options.progressive = progressive
         return try ImageWriter.encode(TestImages.gradient(width: width, height: height, format: format), as: .jpeg,
                                       options: options)
     }
@@ -57,13 +58,15 @@ import Testing
 
     /// Asked for a narrow run of its columns, a decode turns only their blocks into samples (cut to them, chroma
     /// repeated and taken back): the same samples as a whole decode's there, at every sampling and with its rows cut
-    /// short too, and zeros beyond the blocks holding them. Columns over a quarter of the width are decoded whole.
+    /// short too, progressive or not, and zeros beyond the blocks holding them. Columns over a quarter of the width
+    /// are decoded whole.
     @Test func columnsWantedAreTheWholeDecodesSamples() throws {
-        let cases: [(format: PixelFormat, subsampling: EncodeOptions.Subsampling, columns: Range<Int>, rows: Int?)] = [
-            (.rgb8, .s420, 40..<60, nil), (.rgb8, .s420, 250..<256, 20), (.rgb8, .s444, 9..<70, nil),
-            (.gray8, .s420, 100..<101, 50)]
-        for (format, subsampling, columns, rows) in cases {
-            let bytes = try jpeg(width: 256, height: 96, format: format, subsampling: subsampling)
+        let cases: [(format: PixelFormat, subsampling: EncodeOptions.Subsampling, columns: Range<Int>, rows: Int?,
+                     progressive: Bool)] = [
+            (.rgb8, .s420, 40..<60, nil, false), (.rgb8, .s420, 250..<256, 20, false), (.rgb8, .s444, 9..<70, nil, false),
+            (.gray8, .s420, 100..<101, 50, false), (.rgb8, .s420, 131..<180, 70, true)]
+        for (format, subsampling, columns, rows, progressive) in cases {
+            let bytes = try jpeg(width: 256, height: 96, format: format, subsampling: subsampling, progressive: progressive)
             let whole = try planes(bytes)
             let cut = try #require(try JPEGPlanes(decoding: .bytes(bytes, name: "tile.jpg"), scale: 1, rows: rows,
                                                   columns: columns, budget: .default))
