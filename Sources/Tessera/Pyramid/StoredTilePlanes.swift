@@ -27,7 +27,7 @@ extension JPEGPlanes {
                 guard let (jpeg, _) = try tiles.storedJPEG(scale: scale, column: column, row: row),
                       let tile = try JPEGPlanes(decoding: .bytes(jpeg, name: name), scale: 1, rows: rowsAsked,
                                                 columns: columnsAsked, budget: budget),
-                      tile.size.width >= min(side, region.maxX - column * side), tile.size.height >= rowsAsked
+                      tile.size.width >= columnsAsked.upperBound, tile.size.height >= rowsAsked
                 else { return nil }
                 if canvas == nil {
                     canvas = try laidOut(like: tile, covering: covered, side: side, budget: budget, name: name)

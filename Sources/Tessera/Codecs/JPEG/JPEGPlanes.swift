@@ -121,7 +121,7 @@ public struct JPEGPlanes: Sendable {
                              height: min(Int(info.pointee.output_height), iMCURows * lines)),
                   planes: planes)
         if let cropped {
-            try decodeColumns(cropped, rows: size.height, session: session, name: input.name)
+            try decodeColumns(cropped, rows: size.height, linesAtOnce: lines, session: session, name: input.name)
         } else {
             let linesPerPlane = (0..<components).map {
                 sampling[$0].v * Int(info.pointee.comp_info[$0].DCT_scaled_size)
@@ -152,15 +152,16 @@ public struct JPEGPlanes: Sendable {
     static let cropShare = 4
 
     /// Fills the samples of `columns` (pixels), in the first `rows` rows, from the session's decode of the JPEG
-    /// to YCbCr (or gray) pixels cut to those columns, libjpeg's upsampling set to repeat samples: each plane's
-    /// sample is its first pixel's value. The session has started decompressing at scale 1, with its
-    /// components' sampling dividing the largest.
-    private mutating func decodeColumns(_ columns: Range<Int>, rows: Int, session: JPEGSession, name: String) throws {
-        let info = session.info
+    /// to YCbCr (or gray) pixels cut to those columns, `linesAtOnce` rows a call (an iMCU row's), libjpeg's
+    /// upsampling set to repeat samples: each plane's sample is its first pixel's value. The session has started
+    /// decompressing at scale 1, with its components' sampling dividing the largest.
+    private mutating func decodeColumns(_ columns: Range<Int>, rows: Int, linesAtOnce batch: Int, session: JPEGSession,
+                                        name: String) throws {
         var offset = JDIMENSION(columns.lowerBound), width = JDIMENSION(columns.count)
         try session.check(tessera_jpeg_crop_scanline(session.decoder, &offset, &width), during: "cropping")
         let first = Int(offset), count = Int(width), components = planes.count
-        let batch = Int(info.pointee.max_v_samp_factor) * Int(info.pointee.min_DCT_scaled_size)
+        // Each plane's pixels per sample across and down, whole numbers at scale 1.
+        let steps = planes.map { (across: Int($0.pixelsPerSample.x), down: Int($0.pixelsPerSample.y)) }
         let pixels = UnsafeMutablePointer<UInt8>.allocate(capacity: batch * count * components)
         defer { pixels.deallocate() }
         let pointers = UnsafeMutablePointer<JSAMPROW?>.allocate(capacity: batch)
@@ -178,7 +179,7 @@ public struct JPEGPlanes: Sendable {
                 for line in 0..<Int(read) {
                     let row = pixels + line * count * components
                     for (index, plane) in planes.enumerated() {
-                        let across = Int(plane.pixelsPerSample.x), down = Int(plane.pixelsPerSample.y)
+                        let (across, down) = steps[index]
                         guard (y + line) % down == 0 else { continue }
                         let target = samples.baseAddress! + plane.offset + (y + line) / down * plane.stride
                         var sample = first / across
