@@ -28,10 +28,9 @@ enum PlaneResampler {
             (to + columns).initialize(repeating: 0, count: floatWidth - columns)
         }
         turned.initialize(repeating: 0, count: 8 * floatWidth)
-        let downPicks = run(down), acrossPicks = run(across)
-        let downWeights = down.weights.map { $0.x }, acrossWeights = across.weights.map { $0.x }
-        downWeights.withUnsafeBufferPointer { downWeights in
-            acrossWeights.withUnsafeBufferPointer { acrossWeights in
+        let downPicks = down.run, acrossPicks = across.run
+        down.scalars.withUnsafeBufferPointer { downWeights in
+            across.scalars.withUnsafeBufferPointer { acrossWeights in
                 var y = 0
                 while y < height {
                     let block = min(8, height - y)
@@ -65,40 +64,6 @@ enum PlaneResampler {
                     y += block
                 }
             }
-        }
-    }
-
-    /// Weights that take output sample `i` as it is from source sample `start + min(i, count - 1)`: a length kept
-    /// (shifted by `start`), its last sample repeated past `count` (a level halved rounding down lost the image's
-    /// last pixel).
-    private struct Run {
-        let start: Int, count: Int
-
-        /// The source sample output sample `index` takes.
-        func source(_ index: Int) -> Int { start + Swift.min(index, count - 1) }
-    }
-
-    /// The run `weights` pick, if they are one: each output sample a single weight of 1 among zeros, on source
-    /// samples one after another, then the last of them again; else nil.
-    private static func run(_ weights: ResamplingWeights) -> Run? {
-        weights.weights.withUnsafeBufferPointer { values in
-            let taps = weights.taps
-            var start = 0, count = 0
-            for (index, first) in weights.first.enumerated() {
-                let window = values.baseAddress! + index &* taps
-                guard let one = (0..<taps).first(where: { window[$0].x != 0 }), window[one].x == 1,
-                      (one + 1..<taps).allSatisfy({ window[$0].x == 0 }) else { return nil }
-                let source = first + one
-                if index == 0 {
-                    start = source
-                    count = 1
-                } else if source == start + count, count == index {
-                    count += 1
-                } else if source != start + count - 1 {
-                    return nil
-                }
-            }
-            return Run(start: start, count: count)
         }
     }
 

@@ -9,6 +9,10 @@ public struct ResamplingWeights: Sendable {
     /// `taps` weights per output pixel, output pixel `i` at `i * taps`; each group sums to 1. Each weight fills
     /// all four lanes, ready to multiply a pixel without a shuffle in the inner loop.
     public let weights: [SIMD4<Float>]
+    /// The same weights one Float each, as the planes' resampler (`PlaneResampler`) multiplies them.
+    let scalars: [Float]
+    /// The run of source pixels the weights copy, if they only copy (`Run`); nil when any output pixel is a sum.
+    let run: Run?
 
     /// Output pixel `i`'s centre sits at source coordinate `(i + 0.5) * scale - 0.5 + lag` with
     /// `scale = inputLength / outputLength` unless given (source pixels per output pixel), the libvips and Pillow
@@ -89,8 +93,43 @@ public struct ResamplingWeights: Sendable {
         self.taps = taps
         self.first = first
         self.weights = weights
+        scalars = weights.map { $0.x }
+        run = Self.run(first: first, scalars: scalars, taps: taps)
         isIdentity = inputLength == outputLength && taps == 1 && first.elementsEqual(0..<outputLength)
             && weights.allSatisfy { $0 == SIMD4(repeating: 1) }
+    }
+
+    /// Weights that take output pixel `i` as it is from source pixel `start + min(i, count - 1)`: a length kept
+    /// (shifted by `start`), its last pixel repeated past `count` (a level halved rounding down lost the image's
+    /// last pixel).
+    struct Run: Sendable {
+        let start: Int, count: Int
+
+        /// The source pixel output pixel `index` takes.
+        func source(_ index: Int) -> Int { start + Swift.min(index, count - 1) }
+    }
+
+    /// The run the weights pick, if they are one: each output pixel a single weight of 1 among zeros, on source
+    /// pixels one after another, then the last of them again; else nil.
+    private static func run(first: [Int], scalars: [Float], taps: Int) -> Run? {
+        scalars.withUnsafeBufferPointer { values in
+            var start = 0, count = 0
+            for (index, first) in first.enumerated() {
+                let window = values.baseAddress! + index &* taps
+                guard let one = (0..<taps).first(where: { window[$0] != 0 }), window[one] == 1,
+                      (one + 1..<taps).allSatisfy({ window[$0] == 0 }) else { return nil }
+                let source = first + one
+                if index == 0 {
+                    start = source
+                    count = 1
+                } else if source == start + count, count == index {
+                    count += 1
+                } else if source != start + count - 1 {
+                    return nil
+                }
+            }
+            return Run(start: start, count: count)
+        }
     }
 
     /// Whether every output pixel is its source pixel (a length kept, unshifted, by an interpolating kernel).
@@ -119,6 +158,7 @@ public struct ResamplingWeights: Sendable {
     }
 
     private static let sharedWeights = SharedCache<SharedKey, ResamplingWeights>(byteLimit: sharedByteLimit) { _, weights in
-        weights.weights.count * MemoryLayout<SIMD4<Float>>.stride + weights.first.count * MemoryLayout<Int>.stride + 64
+        weights.weights.count * (MemoryLayout<SIMD4<Float>>.stride + MemoryLayout<Float>.stride)
+            + weights.first.count * MemoryLayout<Int>.stride + 64
     }
 }
