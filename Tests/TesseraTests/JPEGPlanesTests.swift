@@ -91,6 +91,79 @@ import Testing
         #expect(wide.samples == (try planes(bytes)).samples, "65 of 256 columns: the whole width decoded")
     }
 
+    /// Stored tiles laid side by side (`JPEGPlanes.stored`) are each decoded straight into their place: the same
+    /// samples there as the tile's own decode of the rows and columns asked of it (whole, or cut to a narrow run of
+    /// columns), across tile rows and columns, with the last tile row cut short. Tiles whose side is no whole number
+    /// of iMCU rows (40 pixels at 4:2:0) are left to the pixels: their blocks would overlap their neighbours'.
+    @Test func storedTilesAreDecodedInTheirPlaces() throws {
+        for (side, region) in [(64, Rect(x: 100, y: 20, width: 30, height: 60)), (64, Rect(x: 60, y: 70, width: 5, height: 50)),
+                               (64, Rect(x: 0, y: 0, width: 192, height: 128))] {
+            let tiles = try TestTiles(image: TestImages.gradient(width: 200, height: 130), side: side)
+            let (laid, covered) = try #require(try JPEGPlanes.stored(tiles, scale: 1, region: region, budget: .default,
+                                                                   name: "tiles"))
+            for row in region.y / side...(region.maxY - 1) / side {
+                for column in region.x / side...(region.maxX - 1) / side {
+                    let columns = max(0, region.x - column * side)..<min(side, region.maxX - column * side)
+                    let rows = min(side, region.maxY - row * side)
+                    let tile = try #require(try JPEGPlanes(decoding: .bytes(tiles.tiles[row][column], name: "tile"), scale: 1,
+                                                           rows: rows, columns: columns, budget: .default))
+                    for (plane, place) in zip(tile.planes, laid.planes) {
+                        let (across, down) = (Int(plane.pixelsPerSample.x), Int(plane.pixelsPerSample.y))
+                        let samples = columns.lowerBound / across..<(columns.upperBound + across - 1) / across
+                        let x = (column * side - covered.x) / across
+                        for line in 0..<(rows + down - 1) / down {
+                            let from = plane.offset + line * plane.stride
+                            let to = place.offset + ((row * side - covered.y) / down + line) * place.stride + x
+                            #expect(laid.samples[to + samples.lowerBound..<to + samples.upperBound]
+                                == tile.samples[from + samples.lowerBound..<from + samples.upperBound],
+                                    "\(region): tile \(column), \(row), line \(line)")
+                        }
+                    }
+                }
+            }
+        }
+        let odd = try TestTiles(image: TestImages.gradient(width: 100, height: 100), side: 40)
+        #expect(try JPEGPlanes.stored(odd, scale: 1, region: Rect(x: 30, y: 30, width: 20, height: 20), budget: .default,
+                                      name: "tiles") == nil)
+    }
+
+    /// An image's `side`-pixel tiles as 4:2:0 JPEGs, each whole (past the image's edge, its last pixels repeated), as
+    /// a pyramidal TIFF stores them: a level's stored tiles without the file.
+    private struct TestTiles: StoredJPEGTiles {
+        let tileSize: Int, size: Size
+        /// Row by row, column by column.
+        let tiles: [[[UInt8]]]
+
+        init(image: ImageBuffer, side: Int) throws {
+            var options = EncodeOptions()
+            options.quality = 90
+            tileSize = side
+            size = image.size
+            tiles = try (0..<(image.height + side - 1) / side).map { row in
+                try (0..<(image.width + side - 1) / side).map { column in
+                    var tile = ImageBuffer(width: side, height: side, format: image.format)
+                    for y in 0..<side {
+                        for x in 0..<side {
+                            let source = (min(row * side + y, image.height - 1) * image.width
+                                + min(column * side + x, image.width - 1)) * 3
+                            for channel in 0..<3 { tile.bytes[(y * side + x) * 3 + channel] = image.bytes[source + channel] }
+                        }
+                    }
+                    return try ImageWriter.encode(tile, as: .jpeg, options: options)
+                }
+            }
+        }
+
+        func jpeg(scale: Int, column: Int, row: Int, size: Size) throws -> [UInt8]? { nil }
+        func storedJPEG(scale: Int, column: Int, row: Int) throws -> (jpeg: [UInt8], content: Size)? {
+            guard scale == 1 else { return nil }
+            return (tiles[row][column], Size(width: min(tileSize, size.width - column * tileSize),
+                                             height: min(tileSize, size.height - row * tileSize)))
+        }
+        func storedLevelSize(scale: Int) -> Size? { scale == 1 ? size : nil }
+        var indexByteCount: Int { 0 }
+    }
+
     /// How far the planar path's answer and the pixel path's (the JPEG decoded to RGB at `scale`, its `region` of
     /// the decoded pixels read, its last column or row repeated by `padding`, resampled to `size` and encoded alike)
     /// are from a full-precision render (the original pixels the JPEG was made of, their region resampled to

@@ -5,14 +5,15 @@ extension JPEGPlanes {
 
     /// The planes of the stored JPEG tiles of the level at reduction `scale` that `region` (in that level's pixels,
     /// inside it) lies across, each tile decoded with no row below the region (and only the region's columns, when
-    /// they are a narrow part of it: `JPEGPlanes.cropShare`) and copied to its place, and the part
+    /// they are a narrow part of it: `JPEGPlanes.cropShare`) straight into its place, and the part
     /// of the level they cover (whole tiles, from the first one's origin; as many rows as the region reaches). A
     /// render across a few stored tiles (a region off the tile grid) is then resampled in the tiles' own YCbCr
     /// planes, as one stored tile is, rather than decoded to RGB, converted back and encoded: a sliver's column of
     /// four tiles cost 0.66 ms of a server's CPU through pixels and 0.50 in planes, 16 rows across three tiles 1.44
     /// and 0.79. Nil when the region lies across more than `maxStoredTiles`, when a tile is not a
     /// YCbCr or gray JPEG of at most a tile's side and at least the region's part of it (a tile folder's edge tiles
-    /// are stored cut), or when the tiles' chroma sampling differs or does not divide the tile side.
+    /// are stored cut), or when the tiles' chroma sampling differs or does not divide the tile side into whole
+    /// samples and iMCU rows.
     public static func stored(_ tiles: any StoredJPEGTiles, scale: Int, region: Rect, budget: MemoryBudget,
                               name: String) throws -> (planes: JPEGPlanes, covered: Rect)? {
         let side = tiles.tileSize
@@ -25,15 +26,18 @@ extension JPEGPlanes {
             for column in columns {
                 let columnsAsked = max(0, region.x - column * side)..<min(side, region.maxX - column * side)
                 guard let (jpeg, _) = try tiles.storedJPEG(scale: scale, column: column, row: row),
-                      let tile = try JPEGPlanes(decoding: .bytes(jpeg, name: name), scale: 1, rows: rowsAsked,
-                                                columns: columnsAsked, budget: budget),
+                      let tile = try JPEGPlaneDecoder(input: .bytes(jpeg, name: name), scale: 1, rows: rowsAsked,
+                                                      columns: columnsAsked, budget: budget),
                       tile.size.width >= columnsAsked.upperBound, tile.size.height >= rowsAsked
                 else { return nil }
                 if canvas == nil {
-                    canvas = try laidOut(like: tile, covering: covered, side: side, budget: budget, name: name)
+                    canvas = try laidOut(like: tile.planes, covering: covered, side: side, budget: budget, name: name)
                 }
-                guard canvas != nil, canvas!.place(tile, at: (column - columns.lowerBound) * side,
-                                                   (row - rows.lowerBound) * side, side: side) else { return nil }
+                guard let places = canvas?.places(for: tile.planes, at: (column - columns.lowerBound) * side,
+                                                  (row - rows.lowerBound) * side, side: side) else { return nil }
+                try canvas!.samples.withUnsafeMutableBufferPointer {
+                    try tile.decode(into: $0.baseAddress!, planes: places)
+                }
             }
         }
         return canvas.map { ($0, covered) }
@@ -48,42 +52,43 @@ extension JPEGPlanes {
         return (columns, rows)
     }
 
-    /// Empty planes of `covered.size` pixels with `tile`'s components and sampling, their samples exactly as many
-    /// as the pixels need; nil when a tile's side is not a whole number of some plane's samples.
-    private static func laidOut(like tile: JPEGPlanes, covering covered: Rect, side: Int, budget: MemoryBudget,
+    /// Empty planes of `covered.size` pixels with a tile's components and sampling (`tile`, its planes), as many
+    /// samples across as the pixels need and down as whole iMCU rows of the tile's need (what its decode writes);
+    /// nil when a tile's side is not a whole number of some plane's samples or of iMCU rows.
+    private static func laidOut(like tile: [Plane], covering covered: Rect, side: Int, budget: MemoryBudget,
                                 name: String) throws -> JPEGPlanes? {
+        // Pixels per iMCU row: 8 samples of the plane with the most pixels per sample down.
+        let lines = Int(8 * (tile.map(\.pixelsPerSample.y).max() ?? 1))
+        guard side % lines == 0 else { return nil }
         var planes: [Plane] = []
-        for plane in tile.planes {
+        for plane in tile {
             let across = Double(side) / plane.pixelsPerSample.x, down = Double(side) / plane.pixelsPerSample.y
             guard across == across.rounded(), down == down.rounded() else { return nil }
             let width = covered.width / side * Int(across)
             let height = Int((Double(covered.height) / plane.pixelsPerSample.y).rounded(.up))
-            planes.append(Plane(width: width, height: height, stride: width, rows: height,
+            let rows = Int((Double((covered.height + lines - 1) / lines * lines) / plane.pixelsPerSample.y).rounded(.up))
+            planes.append(Plane(width: width, height: height, stride: width, rows: rows,
                                 offset: planes.last?.end ?? 0, pixelsPerSample: plane.pixelsPerSample))
         }
         try budget.check(planes.last?.end ?? 0, for: "laying a region's stored tiles side by side", path: name)
         return JPEGPlanes(size: covered.size, planes: planes)
     }
 
-    /// Copies `tile`'s planes to pixel (`x`, `y`) of these, as many rows as both have and at most a tile's side
-    /// across; false when its components or sampling are not these planes'.
-    private mutating func place(_ tile: JPEGPlanes, at x: Int, _ y: Int, side: Int) -> Bool {
-        guard tile.planes.count == planes.count,
-              zip(tile.planes, planes).allSatisfy({ $0.pixelsPerSample == $1.pixelsPerSample }) else { return false }
-        let planes = planes
-        tile.samples.withUnsafeBufferPointer { source in
-            samples.withUnsafeMutableBufferPointer { target in
-                for (from, to) in zip(tile.planes, planes) {
-                    let across = Int(Double(side) / to.pixelsPerSample.x)
-                    let column = Int(Double(x) / to.pixelsPerSample.x), first = Int(Double(y) / to.pixelsPerSample.y)
-                    let count = min(across, from.stride)
-                    for row in 0..<min(from.height, to.height - first) {
-                        (target.baseAddress! + to.offset + (first + row) * to.stride + column)
-                            .update(from: source.baseAddress! + from.offset + row * from.stride, count: count)
-                    }
-                }
-            }
+    /// Where a tile whose decode lays its planes out as `tile` goes in these planes at pixel (`x`, `y`): each of
+    /// its planes moved to its place, as many rows as it has there. Nil when its components or sampling are not
+    /// these planes', or when a plane of it is wider than a tile's side or has more rows than are left below `y`
+    /// (libjpeg writes whole blocks: they would land on its neighbours' samples).
+    private func places(for tile: [Plane], at x: Int, _ y: Int, side: Int) -> [Plane]? {
+        guard tile.count == planes.count else { return nil }
+        var places: [Plane] = []
+        for (from, to) in zip(tile, planes) {
+            guard from.pixelsPerSample == to.pixelsPerSample else { return nil }
+            let across = Int(Double(side) / to.pixelsPerSample.x)
+            let column = Int(Double(x) / to.pixelsPerSample.x), first = Int(Double(y) / to.pixelsPerSample.y)
+            guard from.stride <= across, from.rows <= to.rows - first else { return nil }
+            places.append(Plane(width: from.width, height: from.height, stride: to.stride, rows: from.rows,
+                                offset: to.offset + first * to.stride + column, pixelsPerSample: from.pixelsPerSample))
         }
-        return true
+        return places
     }
 }

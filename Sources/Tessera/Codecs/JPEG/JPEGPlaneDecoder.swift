@@ -1,0 +1,148 @@
+import CCodecShims
+import CJPEG
+
+/// A JPEG about to be decoded to its planes (`JPEGPlanes`): its header read and its planes' layout worked out,
+/// nothing decoded yet. The samples go wherever the caller has room for that layout: planes of their own
+/// (`JPEGPlanes(decoding:)`), or a tile's place among its neighbours' (`JPEGPlanes.stored`), with no copy.
+struct JPEGPlaneDecoder {
+    /// The pixels decoded: the image's, or its first rows' (whole MCU rows) when only those are wanted.
+    let size: Size
+    /// The planes as the decode lays them out on their own, one after the other from offset 0: each `stride`
+    /// samples across (whole blocks, whole MCUs) and `rows` down (whole iMCU rows), libjpeg's own widths.
+    let planes: [JPEGPlanes.Plane]
+    private let session: JPEGSession
+    private let name: String
+    /// The columns (pixels) to decode alone, when they are a narrow part of the width; nil for every column.
+    private let columns: Range<Int>?
+    /// Rows (pixels) per iMCU row, how many iMCU rows to decode, and each plane's rows per iMCU row.
+    private let lines: Int, iMCURows: Int, linesPerPlane: [Int]
+
+    /// The JPEG `input` to be decoded at 1/`scale` (1, 2, 4 or 8, by libjpeg's DCT scaling), only its first `rows`
+    /// and only `columns` of them when those are wanted (as `JPEGPlanes(decoding:)` says); nil when it is not a YCbCr
+    /// or gray JPEG or claims more pixels than a tile can have (`JPEGCoefficientCrop.maxPixels`). A header that
+    /// cannot be read is an error naming the input.
+    init?(input: ImageInput, scale: Int, rows: Int?, columns: Range<Int>?, budget: MemoryBudget) throws {
+        let session = try JPEGSession(input: input)
+        let info = session.info
+        let space = info.pointee.jpeg_color_space, components = Int(info.pointee.num_components)
+        guard (space == JCS_YCbCr && components == 3) || (space == JCS_GRAYSCALE && components == 1),
+              Int(info.pointee.image_width) * Int(info.pointee.image_height) <= JPEGCoefficientCrop.maxPixels else {
+            return nil
+        }
+        let maxH = Int(info.pointee.max_h_samp_factor), maxV = Int(info.pointee.max_v_samp_factor)
+        let sampling = (0..<components).map {
+            (h: Int(info.pointee.comp_info[$0].h_samp_factor), v: Int(info.pointee.comp_info[$0].v_samp_factor))
+        }
+        let cropped = columns.flatMap { columns -> Range<Int>? in
+            let width = Int(info.pointee.image_width)
+            guard scale == 1, !columns.isEmpty, columns.lowerBound >= 0, columns.upperBound <= width,
+                  columns.count * JPEGPlanes.cropShare <= width,
+                  sampling.allSatisfy({ maxH % $0.h == 0 && maxV % $0.v == 0 }) else { return nil }
+            return columns
+        }
+        info.pointee.scale_num = 1
+        info.pointee.scale_denom = UInt32(scale)
+        if cropped == nil {
+            info.pointee.raw_data_out = 1
+        } else {
+            // Each plane's samples as they are, repeated (not interpolated) up to whole pixels: the output's first
+            // pixel of each sample is that sample.
+            info.pointee.out_color_space = space
+            info.pointee.do_fancy_upsampling = 0
+        }
+        if info.pointee.progressive_mode != 0 {
+            try budget.check(JPEGDecoder.coefficientBytes(info), for: "decoding this progressive JPEG", path: input.name)
+        }
+        try session.check(tessera_jpeg_start_decompress(session.decoder), during: "starting to decode")
+        let minScaled = Int(info.pointee.min_DCT_scaled_size), lines = maxV * minScaled
+        let height = min(Int(info.pointee.output_height), rows.map { max(1, $0) } ?? .max)
+        let iMCURows = (height + lines - 1) / lines
+        var planes: [JPEGPlanes.Plane] = []
+        for index in 0..<components {
+            let component = info.pointee.comp_info[index]
+            let (h, v) = sampling[index]
+            let scaled = Int(component.DCT_scaled_size)
+            let blocksAcross = (Int(component.width_in_blocks) + h - 1) / h * h
+            planes.append(JPEGPlanes.Plane(width: Int(component.downsampled_width),
+                                           height: min(Int(component.downsampled_height), iMCURows * v * scaled),
+                                           stride: blocksAcross * scaled, rows: iMCURows * v * scaled,
+                                           offset: planes.last?.end ?? 0,
+                                           pixelsPerSample: (Double(maxH * minScaled) / Double(h * scaled),
+                                                             Double(maxV * minScaled) / Double(v * scaled))))
+        }
+        size = Size(width: Int(info.pointee.output_width), height: min(Int(info.pointee.output_height), iMCURows * lines))
+        self.planes = planes
+        self.session = session
+        name = input.name
+        self.columns = cropped
+        self.lines = lines
+        self.iMCURows = iMCURows
+        linesPerPlane = (0..<components).map { sampling[$0].v * Int(info.pointee.comp_info[$0].DCT_scaled_size) }
+    }
+
+    /// Decodes into `samples` laid out as `planes`: `self.planes` moved (each plane's offset and stride may differ,
+    /// and its `rows` be fewer, down to its height: libjpeg's rows past them go to the last row) but as wide. Only
+    /// the samples the decode writes are set: with `columns`, those of the columns' blocks. Truncated or corrupt
+    /// data is an error naming the input.
+    func decode(into samples: UnsafeMutablePointer<UInt8>, planes: [JPEGPlanes.Plane]) throws {
+        let info = session.info
+        if let columns {
+            try decode(columns, into: samples, planes: planes)
+        } else {
+            for iMCURow in 0..<iMCURows {
+                var read: JDIMENSION = 0
+                try JPEGPlanes.withRowPointers(samples, planes: planes, iMCURow: iMCURow, linesPerPlane: linesPerPlane) {
+                    try session.check(tessera_jpeg_read_raw_data(session.decoder, $0, JDIMENSION(lines), &read),
+                                      during: "decoding")
+                }
+                try session.checkMissingData(allowPartial: false)
+                guard read > 0 else {
+                    throw TesseraError.truncated(path: name, detail: "after row \(Int(info.pointee.output_scanline))")
+                }
+            }
+        }
+        // A decode stopped early is not finished (libjpeg would call it too few rows), only let go with the session.
+        if info.pointee.output_scanline == info.pointee.output_height {
+            try session.check(tessera_jpeg_finish_decompress(session.decoder), during: "finishing the decode")
+        }
+    }
+
+    /// Fills the samples of `columns` (pixels), in the first `size.height` rows, from a decode to YCbCr (or gray)
+    /// pixels cut to those columns, an iMCU row's `lines` a call, libjpeg's upsampling set to repeat samples: each
+    /// plane's sample is its first pixel's value.
+    private func decode(_ columns: Range<Int>, into samples: UnsafeMutablePointer<UInt8>,
+                        planes: [JPEGPlanes.Plane]) throws {
+        var offset = JDIMENSION(columns.lowerBound), width = JDIMENSION(columns.count)
+        try session.check(tessera_jpeg_crop_scanline(session.decoder, &offset, &width), during: "cropping")
+        let first = Int(offset), count = Int(width), components = planes.count, rows = size.height
+        // Each plane's pixels per sample across and down, whole numbers at scale 1.
+        let steps = planes.map { (across: Int($0.pixelsPerSample.x), down: Int($0.pixelsPerSample.y)) }
+        let pixels = UnsafeMutablePointer<UInt8>.allocate(capacity: lines * count * components)
+        defer { pixels.deallocate() }
+        let pointers = UnsafeMutablePointer<JSAMPROW?>.allocate(capacity: lines)
+        defer { pointers.deallocate() }
+        for line in 0..<lines { pointers[line] = pixels + line * count * components }
+        var y = 0
+        while y < rows {
+            var read: JDIMENSION = 0
+            try session.check(tessera_jpeg_read_scanlines(session.decoder, pointers, JDIMENSION(min(lines, rows - y)),
+                                                          &read), during: "decoding")
+            try session.checkMissingData(allowPartial: false)
+            guard read > 0 else { throw TesseraError.truncated(path: name, detail: "after row \(y)") }
+            for line in 0..<Int(read) {
+                let row = pixels + line * count * components
+                for (index, plane) in planes.enumerated() {
+                    let (across, down) = steps[index]
+                    guard (y + line) % down == 0 else { continue }
+                    let target = samples + plane.offset + (y + line) / down * plane.stride
+                    var sample = first / across
+                    while sample * across < first + count {
+                        target[sample] = row[(sample * across - first) * components + index]
+                        sample += 1
+                    }
+                }
+            }
+            y += Int(read)
+        }
+    }
+}
