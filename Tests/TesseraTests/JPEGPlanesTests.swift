@@ -93,14 +93,20 @@ import Testing
 
     /// Stored tiles laid side by side (`JPEGPlanes.stored`) are each decoded straight into their place: the same
     /// samples there as the tile's own decode of the rows and columns asked of it (whole, or cut to a narrow run of
-    /// columns), across tile rows and columns, with the last tile row cut short. Tiles whose side is no whole number
+    /// columns), across tile rows and columns, with the last tile row cut short; a column of tiles cut to a few
+    /// columns lays out only those (from 96, the iMCU column holding 100). Tiles whose side is no whole number
     /// of iMCU rows (40 pixels at 4:2:0) are left to the pixels: their blocks would overlap their neighbours'.
     @Test func storedTilesAreDecodedInTheirPlaces() throws {
-        for (side, region) in [(64, Rect(x: 100, y: 20, width: 30, height: 60)), (64, Rect(x: 60, y: 70, width: 5, height: 50)),
-                               (64, Rect(x: 0, y: 0, width: 192, height: 128))] {
+        let side = 64
+        // Each region, and the columns laid out: whole tiles, or a column of tiles' few columns.
+        for (region, columnsLaidOut) in [(Rect(x: 100, y: 20, width: 30, height: 60), 64..<192),
+                                         (Rect(x: 60, y: 70, width: 5, height: 50), 0..<128),
+                                         (Rect(x: 100, y: 10, width: 5, height: 110), 96..<112),
+                                         (Rect(x: 0, y: 0, width: 192, height: 128), 0..<192)] {
             let tiles = try TestTiles(image: TestImages.gradient(width: 200, height: 130), side: side)
             let (laid, covered) = try #require(try JPEGPlanes.stored(tiles, scale: 1, region: region, budget: .default,
                                                                    name: "tiles"))
+            #expect(covered.x..<covered.maxX == columnsLaidOut, "\(region)")
             for row in region.y / side...(region.maxY - 1) / side {
                 for column in region.x / side...(region.maxX - 1) / side {
                     let columns = max(0, region.x - column * side)..<min(side, region.maxX - column * side)

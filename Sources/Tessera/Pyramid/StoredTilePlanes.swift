@@ -6,7 +6,8 @@ extension JPEGPlanes {
     /// The planes of the stored JPEG tiles of the level at reduction `scale` that `region` (in that level's pixels,
     /// inside it) lies across, each tile decoded with no row below the region (and only the region's columns, when
     /// they are a narrow part of it: `JPEGPlanes.cropShare`) straight into its place, and the part
-    /// of the level they cover (whole tiles, from the first one's origin; as many rows as the region reaches). A
+    /// of the level they cover (whole tiles, from the first one's origin, or for one column of tiles the columns
+    /// their decodes write; as many rows as the region reaches). A
     /// render across a few stored tiles (a region off the tile grid) is then resampled in the tiles' own YCbCr
     /// planes, as one stored tile is, rather than decoded to RGB, converted back and encoded: a sliver's column of
     /// four tiles cost 0.66 ms of a server's CPU through pixels and 0.50 in planes, 16 rows across three tiles 1.44
@@ -18,7 +19,7 @@ extension JPEGPlanes {
                               name: String) throws -> (planes: JPEGPlanes, covered: Rect)? {
         let side = tiles.tileSize
         guard let (columns, rows) = storedTiles(covering: region, side: side) else { return nil }
-        let covered = Rect(x: columns.lowerBound * side, y: rows.lowerBound * side, width: columns.count * side,
+        var covered = Rect(x: columns.lowerBound * side, y: rows.lowerBound * side, width: columns.count * side,
                            height: region.maxY - rows.lowerBound * side)
         var canvas: JPEGPlanes?
         for row in rows {
@@ -31,10 +32,16 @@ extension JPEGPlanes {
                       tile.size.width >= columnsAsked.upperBound, tile.size.height >= rowsAsked
                 else { return nil }
                 if canvas == nil {
+                    if columns.count == 1 {
+                        // One column of tiles (a sliver's): only the columns their decodes write are laid out.
+                        let written = tile.columnsWritten.clamped(to: 0..<side)
+                        covered = Rect(x: covered.x + written.lowerBound, y: covered.y, width: written.count,
+                                       height: covered.height)
+                    }
                     canvas = try laidOut(like: tile.planes, covering: covered, side: side, budget: budget, name: name)
                 }
-                guard let places = canvas?.places(for: tile.planes, at: (column - columns.lowerBound) * side,
-                                                  (row - rows.lowerBound) * side, side: side) else { return nil }
+                guard let places = canvas?.places(for: tile, at: column * side - covered.x, row * side - covered.y,
+                                                  side: side) else { return nil }
                 try canvas!.samples.withUnsafeMutableBufferPointer {
                     try tile.decode(into: $0.baseAddress!, planes: places)
                 }
@@ -54,7 +61,8 @@ extension JPEGPlanes {
 
     /// Empty planes of `covered.size` pixels with a tile's components and sampling (`tile`, its planes), as many
     /// samples across as the pixels need and down as whole iMCU rows of the tile's need (what its decode writes);
-    /// nil when a tile's side is not a whole number of some plane's samples or of iMCU rows.
+    /// nil when a tile's side, or the part covered, is not a whole number of some plane's samples, or a tile's side
+    /// not of iMCU rows.
     private static func laidOut(like tile: [Plane], covering covered: Rect, side: Int, budget: MemoryBudget,
                                 name: String) throws -> JPEGPlanes? {
         // Pixels per iMCU row: 8 samples of the plane with the most pixels per sample down.
@@ -62,11 +70,12 @@ extension JPEGPlanes {
         guard side % lines == 0 else { return nil }
         var planes: [Plane] = []
         for plane in tile {
-            let across = Double(side) / plane.pixelsPerSample.x, down = Double(side) / plane.pixelsPerSample.y
-            guard across == across.rounded(), down == down.rounded() else { return nil }
-            let width = covered.width / side * Int(across)
-            let height = Int((Double(covered.height) / plane.pixelsPerSample.y).rounded(.up))
-            let rows = Int((Double((covered.height + lines - 1) / lines * lines) / plane.pixelsPerSample.y).rounded(.up))
+            let across = plane.pixelsPerSample.x, down = plane.pixelsPerSample.y
+            guard [Double(side) / across, Double(side) / down, Double(covered.x) / across, Double(covered.width) / across]
+                .allSatisfy({ $0 == $0.rounded() }) else { return nil }
+            let width = Int(Double(covered.width) / across)
+            let height = Int((Double(covered.height) / down).rounded(.up))
+            let rows = Int((Double((covered.height + lines - 1) / lines * lines) / down).rounded(.up))
             planes.append(Plane(width: width, height: height, stride: width, rows: rows,
                                 offset: planes.last?.end ?? 0, pixelsPerSample: plane.pixelsPerSample))
         }
@@ -74,18 +83,20 @@ extension JPEGPlanes {
         return JPEGPlanes(size: covered.size, planes: planes)
     }
 
-    /// Where a tile whose decode lays its planes out as `tile` goes in these planes at pixel (`x`, `y`): each of
-    /// its planes moved to its place, as many rows as it has there. Nil when its components or sampling are not
-    /// these planes', or when a plane of it is wider than a tile's side or has more rows than are left below `y`
-    /// (libjpeg writes whole blocks: they would land on its neighbours' samples).
-    private func places(for tile: [Plane], at x: Int, _ y: Int, side: Int) -> [Plane]? {
-        guard tile.count == planes.count else { return nil }
+    /// Where `tile`'s decode goes in these planes when its top left pixel is at (`x`, `y`) of them (left of them
+    /// for a sliver's tile, whose columns laid out start inside it): each of its planes moved to its place, as
+    /// many rows as it has there. Nil when its components or sampling are not these planes', or when the columns
+    /// its decode writes leave its part of these planes (`side` pixels across from `x`), or its rows those left
+    /// below `y`: libjpeg writes whole blocks, which would land on its neighbours' samples.
+    private func places(for tile: JPEGPlaneDecoder, at x: Int, _ y: Int, side: Int) -> [Plane]? {
+        let written = tile.columnsWritten
+        guard tile.planes.count == planes.count, x + written.lowerBound >= max(0, x),
+              x + written.upperBound <= min(x + side, size.width) else { return nil }
         var places: [Plane] = []
-        for (from, to) in zip(tile, planes) {
+        for (from, to) in zip(tile.planes, planes) {
             guard from.pixelsPerSample == to.pixelsPerSample else { return nil }
-            let across = Int(Double(side) / to.pixelsPerSample.x)
             let column = Int(Double(x) / to.pixelsPerSample.x), first = Int(Double(y) / to.pixelsPerSample.y)
-            guard from.stride <= across, from.rows <= to.rows - first else { return nil }
+            guard from.rows <= to.rows - first else { return nil }
             places.append(Plane(width: from.width, height: from.height, stride: to.stride, rows: from.rows,
                                 offset: to.offset + first * to.stride + column, pixelsPerSample: from.pixelsPerSample))
         }

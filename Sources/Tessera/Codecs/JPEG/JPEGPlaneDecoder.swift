@@ -10,6 +10,10 @@ struct JPEGPlaneDecoder {
     /// The planes as the decode lays them out on their own, one after the other from offset 0: each `stride`
     /// samples across (whole blocks, whole MCUs) and `rows` down (whole iMCU rows), libjpeg's own widths.
     let planes: [JPEGPlanes.Plane]
+    /// The columns (pixels) whose samples the decode writes: the whole blocks across for a whole decode; for a cut
+    /// one, from the start of the iMCU column holding the first column asked (where libjpeg's cut starts) to the
+    /// end of the iMCU column holding the last.
+    let columnsWritten: Range<Int>
     private let session: JPEGSession
     private let name: String
     /// The columns (pixels) to decode alone, when they are a narrow part of the width; nil for every column.
@@ -72,6 +76,9 @@ struct JPEGPlaneDecoder {
         }
         size = Size(width: Int(info.pointee.output_width), height: min(Int(info.pointee.output_height), iMCURows * lines))
         self.planes = planes
+        let align = maxH * minScaled
+        columnsWritten = cropped.map { $0.lowerBound / align * align..<($0.upperBound + align - 1) / align * align }
+            ?? 0..<Int(Double(planes[0].stride) * planes[0].pixelsPerSample.x)
         self.session = session
         name = input.name
         self.columns = cropped
