@@ -90,8 +90,11 @@ public struct ResamplingKernel: Sendable, CustomStringConvertible {
     }
 
     /// The Lanczos kernel with `lobes` lobes, its windows' weights by rotation: sin(pi x) and sin(pi x / lobes)
-    /// at evenly spaced distances follow from the first by the angle-sum identities, so a window costs two sine
-    /// and cosine pairs, not two sines per weight (the weights of a thumbnail's axes cost as much as resampling it).
+    /// at evenly spaced distances follow from the first by the angle-sum identities, so a window costs no sine
+    /// (the weights of a thumbnail's axes cost as much as resampling it). A window's first angles follow from the
+    /// previous window's the same way when it has moved by a distance already seen (an axis's windows move by one
+    /// of two whole numbers of pixels less the scale): only every `anchorEvery`th window, and a window that moves
+    /// by a new distance, takes sines and cosines, so rounding cannot build up along an axis.
     private static func lanczos(lobes: Int) -> ResamplingKernel {
         let a = Double(lobes)
         var kernel = ResamplingKernel(name: "lanczos\(lobes)", support: a) { x in
@@ -102,23 +105,60 @@ public struct ResamplingKernel: Sendable, CustomStringConvertible {
         }
         kernel.series = { firsts, step, weights in
             let count = firsts.isEmpty ? 0 : weights.count / firsts.count
-            let turn = (sine: sin(Double.pi * step), cosine: cos(Double.pi * step))
-            let slowTurn = (sine: sin(Double.pi * step / a), cosine: cos(Double.pi * step / a))
+            /// The sines and cosines of pi x and of pi x / a.
+            func angles(_ x: Double) -> (fast: SineCosine, slow: SineCosine) {
+                (SineCosine(Double.pi * x), SineCosine(Double.pi * x / a))
+            }
+            let turn = angles(step)
+            // The moves from one window's first distance to the next seen so far, with their angles.
+            var moves: [(distance: Double, angles: (fast: SineCosine, slow: SineCosine))] = []
+            var previous: (first: Double, angles: (fast: SineCosine, slow: SineCosine))?
             for (w, first) in firsts.enumerated() {
-                var angle = (sine: sin(Double.pi * first), cosine: cos(Double.pi * first))
-                var slowAngle = (sine: sin(Double.pi * first / a), cosine: cos(Double.pi * first / a))
+                let moved = previous.map { first - $0.first }
+                let seen = moved.flatMap { moved in moves.first { abs($0.distance - moved) < 1e-12 } }
+                var (angle, slowAngle): (SineCosine, SineCosine)
+                if w % anchorEvery != 0, let previous, let seen {
+                    (angle, slowAngle) = (previous.angles.fast.rotated(by: seen.angles.fast),
+                                          previous.angles.slow.rotated(by: seen.angles.slow))
+                } else {
+                    (angle, slowAngle) = angles(first)
+                    if let moved, seen == nil, moves.count < 4 { moves.append((moved, angles(moved))) }
+                }
+                previous = (first, (angle, slowAngle))
                 for k in 0..<count {
                     let x = first + Double(k) * step, px = Double.pi * x
                     // Near the centre the rotated sines' rounding is larger than they are: the weight there is 1.
                     weights[w * count + k] = abs(x) < 1e-6 ? 1
                         : x <= -a || x >= a ? 0 : a * angle.sine * slowAngle.sine / (px * px)
-                    angle = (angle.sine * turn.cosine + angle.cosine * turn.sine,
-                             angle.cosine * turn.cosine - angle.sine * turn.sine)
-                    slowAngle = (slowAngle.sine * slowTurn.cosine + slowAngle.cosine * slowTurn.sine,
-                                 slowAngle.cosine * slowTurn.cosine - slowAngle.sine * slowTurn.sine)
+                    angle = angle.rotated(by: turn.fast)
+                    slowAngle = slowAngle.rotated(by: turn.slow)
                 }
             }
         }
         return kernel.builtIn
+    }
+
+    /// How many Lanczos windows at most follow one whose first angles were taken afresh (`lanczos(lobes:)`).
+    private static let anchorEvery = 16
+}
+
+/// The sine and cosine of an angle, turned by another's by the angle-sum identities.
+private struct SineCosine {
+    var sine: Double, cosine: Double
+
+    init(_ angle: Double) {
+        sine = sin(angle)
+        cosine = cos(angle)
+    }
+
+    private init(sine: Double, cosine: Double) {
+        self.sine = sine
+        self.cosine = cosine
+    }
+
+    /// This angle plus `other`'s.
+    @inline(__always)
+    func rotated(by other: SineCosine) -> SineCosine {
+        SineCosine(sine: sine * other.cosine + cosine * other.sine, cosine: cosine * other.cosine - sine * other.sine)
     }
 }

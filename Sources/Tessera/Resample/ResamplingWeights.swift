@@ -66,9 +66,9 @@ public struct ResamplingWeights: Sendable {
             taps = max(taps, spans[i].high - spans[i].low + 1)
         }
         var first = [Int](repeating: 0, count: outputLength)
-        var weights = [SIMD4<Float>](repeating: .zero, count: outputLength * taps)
+        var scalars = [Float](repeating: 0, count: outputLength * taps)
         first.withUnsafeMutableBufferPointer { first in
-            weights.withUnsafeMutableBufferPointer { weights in
+            scalars.withUnsafeMutableBufferPointer { weights in
                 for i in 0..<outputLength {
                     let (low, high) = spans[i], offset = offsets[i]
                     let start = max(0, min(low, inputLength - taps)), window = weights.baseAddress! + i * taps
@@ -81,22 +81,25 @@ public struct ResamplingWeights: Sendable {
                     }
                     if total == 0 {
                         // A window that misses every pixel (nearest at an exact midpoint) takes the closest one.
-                        window[min(max(Int(centres[i].rounded()), 0), inputLength - 1) - start] = SIMD4(repeating: 1)
+                        window[min(max(Int(centres[i].rounded()), 0), inputLength - 1) - start] = 1
                         continue
                     }
                     for source in stride(from: low, through: high, by: 1) {
-                        window[source - start] = SIMD4(repeating: Float(values[offset + source - low] / total))
+                        window[source - start] = Float(values[offset + source - low] / total)
                     }
                 }
             }
         }
         self.taps = taps
         self.first = first
-        self.weights = weights
-        scalars = weights.map { $0.x }
+        self.scalars = scalars
+        weights = [SIMD4<Float>](unsafeUninitializedCapacity: scalars.count) { weights, count in
+            for (index, weight) in scalars.enumerated() { weights[index] = SIMD4(repeating: weight) }
+            count = scalars.count
+        }
         run = Self.run(first: first, scalars: scalars, taps: taps)
         isIdentity = inputLength == outputLength && taps == 1 && first.elementsEqual(0..<outputLength)
-            && weights.allSatisfy { $0 == SIMD4(repeating: 1) }
+            && scalars.allSatisfy { $0 == 1 }
     }
 
     /// Weights that take output pixel `i` as it is from source pixel `start + min(i, count - 1)`: a length kept
