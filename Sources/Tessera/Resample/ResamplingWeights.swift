@@ -84,8 +84,11 @@ public struct ResamplingWeights: Sendable {
                         window[min(max(Int(centres[i].rounded()), 0), inputLength - 1) - start] = 1
                         continue
                     }
+                    // One division a window: each weight's own would wait on the one before (as often as not
+                    // the same Float).
+                    let scale = 1 / total
                     for source in stride(from: low, through: high, by: 1) {
-                        window[source - start] = Float(values[offset + source - low] / total)
+                        window[source - start] = Float(values[offset + source - low] * scale)
                     }
                 }
             }
