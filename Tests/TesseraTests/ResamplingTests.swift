@@ -155,8 +155,9 @@ import Testing
         #expect(TestImages.maxDifference(got, Self.reference(image, to: output, kernel: steep)) <= 1)
     }
 
-    /// Lanczos windows' weights come by rotating two sines from the first: they must be the weight function's own,
-    /// at every phase and stretch, the centre (where the rotated sines are all rounding) included.
+    /// Lanczos windows' weights come by rotating two sines from the first, and a window's first from the previous
+    /// window's (these windows all move by 1/96): they must be the weight function's own, at every phase and
+    /// stretch, the centre (where the rotated sines are all rounding) included.
     @Test(arguments: [ResamplingKernel.lanczos2, .lanczos3])
     func windowWeightsAreTheWeightFunctions(kernel: ResamplingKernel) {
         let steps = [1.0, 1 / 1.0039, 1 / 1.5, 1 / 7.3, 1 / 64.0]

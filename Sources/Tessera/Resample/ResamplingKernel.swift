@@ -90,7 +90,7 @@ public struct ResamplingKernel: Sendable, CustomStringConvertible {
     }
 
     /// The Lanczos kernel with `lobes` lobes, its windows' weights by rotation: sin(pi x) and sin(pi x / lobes)
-    /// at evenly spaced distances follow from the first by the angle-sum identities, so a window costs no sine
+    /// at evenly spaced distances follow from the first by the angle-sum identities, so a weight costs no sine
     /// (the weights of a thumbnail's axes cost as much as resampling it). A window's first angles follow from the
     /// previous window's the same way when it has moved by a distance already seen (an axis's windows move by one
     /// of two whole numbers of pixels less the scale): only every `anchorEvery`th window, and a window that moves

@@ -88,9 +88,9 @@ struct JPEGPlaneDecoder {
     }
 
     /// Decodes into `samples` laid out as `planes`: `self.planes` moved (each plane's offset and stride may differ,
-    /// and its `rows` be fewer, down to its height: libjpeg's rows past them go to the last row) but as wide. Only
-    /// the samples the decode writes are set: with `columns`, those of the columns' blocks. Truncated or corrupt
-    /// data is an error naming the input.
+    /// its offset may lie before `samples` when no column it writes does, its width and rows may not). Only the
+    /// samples the decode writes are set: with `columns`, those of the columns' blocks. Truncated or corrupt data is
+    /// an error naming the input.
     func decode(into samples: UnsafeMutablePointer<UInt8>, planes: [JPEGPlanes.Plane]) throws {
         let info = session.info
         if let columns {
@@ -141,10 +141,10 @@ struct JPEGPlaneDecoder {
                 for (index, plane) in planes.enumerated() {
                     let (across, down) = steps[index]
                     guard (y + line) % down == 0 else { continue }
-                    let target = samples + plane.offset + (y + line) / down * plane.stride
+                    let start = plane.offset + (y + line) / down * plane.stride
                     var sample = first / across
                     while sample * across < first + count {
-                        target[sample] = row[(sample * across - first) * components + index]
+                        samples[start + sample] = row[(sample * across - first) * components + index]
                         sample += 1
                     }
                 }
