@@ -30,12 +30,12 @@ final class FixedPointRows {
         let one = 1 << Self.fractionBits, taps = weights.taps
         let stride = (taps + Self.group - 1) / Self.group * Self.group
         var fixed = [Int16](repeating: 0, count: weights.first.count * stride)
-        let fits = weights.weights.withUnsafeBufferPointer { floats in
+        let fits = weights.scalars.withUnsafeBufferPointer { floats in
             fixed.withUnsafeMutableBufferPointer { fixed in
                 for row in 0..<weights.first.count {
                     var total = 0, largest = 0, largestMagnitude: Float = -1
                     for k in 0..<taps {
-                        let weight = floats[row * taps + k][0], value = Int((Double(weight) * Double(one)).rounded())
+                        let weight = floats[row * taps + k], value = Int((Double(weight) * Double(one)).rounded())
                         guard let sample = Int16(exactly: value) else { return false }
                         fixed[row * stride + k] = sample
                         total += value

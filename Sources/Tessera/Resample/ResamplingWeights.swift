@@ -9,7 +9,8 @@ public struct ResamplingWeights: Sendable {
     /// `taps` weights per output pixel, output pixel `i` at `i * taps`; each group sums to 1. Each weight fills
     /// all four lanes, ready to multiply a pixel without a shuffle in the inner loop.
     public let weights: [SIMD4<Float>]
-    /// The same weights one Float each, as the planes' resampler (`PlaneResampler`) multiplies them.
+    /// The same weights one Float each, as the planes' resampler (`PlaneResampler`) multiplies them and
+    /// `FixedPointRows` rounds them.
     let scalars: [Float]
     /// The run of source pixels the weights copy, if they only copy (`Run`); nil when any output pixel is a sum.
     let run: Run?
