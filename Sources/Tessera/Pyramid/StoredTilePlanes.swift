@@ -5,7 +5,7 @@ extension JPEGPlanes {
 
     /// The planes of the stored JPEG tiles of the level at reduction `scale` that `region` (in that level's pixels,
     /// inside it) lies across, each tile decoded with no row below the region (and only the region's columns, when
-    /// they are a narrow part of it: `JPEGPlanes.cropShare`) straight into its place, and the part
+    /// they are a narrow part of it: `JPEGPlaneDecoder.cropShare`) straight into its place, and the part
     /// of the level they cover (whole tiles, from the first one's origin, or for one column of tiles the columns
     /// their decodes write; as many rows as the region reaches). A
     /// render across a few stored tiles (a region off the tile grid) is then resampled in the tiles' own YCbCr

@@ -63,8 +63,8 @@ public struct JPEGPlanes: Sendable {
     /// pixels than a tile can have (`JPEGCoefficientCrop.maxPixels`: the planes are held whole, where a decode to
     /// pixels goes a strip at a time). When only its first `rows` rows (decoded pixels) are wanted, no MCU row below
     /// them is decoded (a stored tile padded past the level's edge): `size` is then the rows decoded, whole MCU rows.
-    /// When only `columns` (pixels) are wanted and they are at most a `cropShare`th of the width, only their blocks
-    /// are turned into samples (`JPEGPlaneDecoder`); the planes keep the whole width's layout, their other samples
+    /// When only `columns` (pixels) are wanted and they are at most a `JPEGPlaneDecoder.cropShare`th of the width,
+    /// only their blocks are turned into samples; the planes keep the whole width's layout, their other samples
     /// zero. Truncated or corrupt data is an error naming the input, as in a decode to pixels.
     public init?(decoding input: ImageInput, scale: Int, rows: Int? = nil, columns: Range<Int>? = nil,
                  budget: MemoryBudget) throws {
@@ -75,13 +75,6 @@ public struct JPEGPlanes: Sendable {
         let planes = planes
         try samples.withUnsafeMutableBufferPointer { try decoder.decode(into: $0.baseAddress!, planes: planes) }
     }
-
-    /// How many times narrower than a JPEG the columns asked for must be for a decode to keep to them. libjpeg
-    /// decodes planes (`raw_data_out`) only whole across; keeping to some columns instead means a decode to
-    /// pixels (`jpeg_crop_scanline`) whose chroma is repeated, not interpolated, and taken back one sample per
-    /// pixel. For a 256-pixel stored tile: whole, 55 to 130 us; its first 16 columns that way, 29 to 95 us; 108
-    /// columns, 122 us against 94.
-    static let cropShare = 4
 
     /// The planes encoded as a baseline JPEG with `options`' quality (their layout, from
     /// `init(size:gray:subsampling:)`, sets the subsampling); `name` is for error messages. Each plane's samples
