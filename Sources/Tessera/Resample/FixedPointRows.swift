@@ -30,7 +30,7 @@ final class FixedPointRows {
         let one = 1 << Self.fractionBits, taps = weights.taps
         let stride = (taps + Self.group - 1) / Self.group * Self.group
         var fixed = [Int16](repeating: 0, count: weights.first.count * stride)
-        let fits = weights.scalars.withUnsafeBufferPointer { floats in
+        let fits = weights.weights.withUnsafeBufferPointer { floats in
             fixed.withUnsafeMutableBufferPointer { fixed in
                 for row in 0..<weights.first.count {
                     var total = 0, largest = 0, largestMagnitude: Float = -1

@@ -29,8 +29,8 @@ enum PlaneResampler {
         }
         turned.initialize(repeating: 0, count: 8 * floatWidth)
         let downPicks = down.run, acrossPicks = across.run
-        down.scalars.withUnsafeBufferPointer { downWeights in
-            across.scalars.withUnsafeBufferPointer { acrossWeights in
+        down.weights.withUnsafeBufferPointer { downWeights in
+            across.weights.withUnsafeBufferPointer { acrossWeights in
                 var y = 0
                 while y < height {
                     let block = min(8, height - y)

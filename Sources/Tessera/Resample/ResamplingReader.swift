@@ -36,6 +36,9 @@ public final class ResamplingReader: ImageReader {
 
     private let horizontal: ResamplingWeights
     private let vertical: ResamplingWeights
+    /// Each axis's weights in all four lanes, to multiply a pixel without a shuffle in the inner loops (empty
+    /// when the rows take the fixed-point path).
+    private let horizontalLanes: [SIMD4<Float>], verticalLanes: [SIMD4<Float>]
     private let conversion: SampleConversion
     /// Source rows resampled per batch; the horizontal pass of a batch is split across two threads.
     private let batchRows = 32
@@ -76,6 +79,8 @@ public final class ResamplingReader: ImageReader {
         fixedPoint = horizontal.isIdentity && format.bitDepth == 8 && !format.hasAlpha && !options.linearLight
             ? FixedPointRows(weights: vertical, rowBytes: size.width * format.bytesPerPixel, ringRows: ringCapacity) : nil
         let floatRows = fixedPoint == nil
+        horizontalLanes = floatRows ? horizontal.weights.map { SIMD4(repeating: $0) } : []
+        verticalLanes = floatRows ? vertical.weights.map { SIMD4(repeating: $0) } : []
         ring = .allocate(capacity: floatRows ? ringCapacity * size.width : 0)
         loaded = .allocate(capacity: floatRows ? 4 * source.size.width : 0)
         accumulators = .allocate(capacity: floatRows ? 2 * size.width : 0)
@@ -135,7 +140,7 @@ public final class ResamplingReader: ImageReader {
         let workers = rows * size.width * horizontal.taps >= 1 << 18 && rows > 1 ? 2 : 1
         input.pixels.bytes.withUnsafeBytes { bytes in
             horizontal.first.withUnsafeBufferPointer { first in
-                horizontal.weights.withUnsafeBufferPointer { weights in
+                horizontalLanes.withUnsafeBufferPointer { weights in
                     let job = HorizontalPass(
                         source: bytes.baseAddress!, rowBytes: input.pixels.bytesPerRow, rows: rows, firstRow: input.y,
                         workers: workers, inputWidth: source.size.width, conversion: conversion, scratch: loaded,
@@ -195,7 +200,7 @@ public final class ResamplingReader: ImageReader {
         let rowBytes = strip.pixels.bytesPerRow
         strip.pixels.bytes.withUnsafeMutableBytes { bytes in
             vertical.first.withUnsafeBufferPointer { first in
-                vertical.weights.withUnsafeBufferPointer { weights in
+                verticalLanes.withUnsafeBufferPointer { weights in
                     let job = VerticalPass(
                         target: bytes.baseAddress! + row * rowBytes, rowBytes: rowBytes, firstOutputRow: outputRow,
                         count: count, workers: workers, first: first, weights: weights, taps: vertical.taps,

@@ -6,12 +6,8 @@ public struct ResamplingWeights: Sendable {
     public let taps: Int
     /// For output pixel `i`, the first source pixel of its window; `first[i] + taps <= inputLength`.
     public let first: [Int]
-    /// `taps` weights per output pixel, output pixel `i` at `i * taps`; each group sums to 1. Each weight fills
-    /// all four lanes, ready to multiply a pixel without a shuffle in the inner loop.
-    public let weights: [SIMD4<Float>]
-    /// The same weights one Float each, as the planes' resampler (`PlaneResampler`) multiplies them and
-    /// `FixedPointRows` rounds them.
-    let scalars: [Float]
+    /// `taps` weights per output pixel, output pixel `i` at `i * taps`; each group sums to 1.
+    public let weights: [Float]
     /// The run of source pixels the weights copy, if they only copy (`Run`); nil when any output pixel is a sum.
     let run: Run?
 
@@ -43,67 +39,63 @@ public struct ResamplingWeights: Sendable {
             offsets.deallocate()
             values.deallocate()
         }
+        // Distances in the kernel's pixels: a multiplication a window, not a division.
+        let step = 1 / stretch
         for i in 0..<outputLength {
             let centre = (Double(i) + 0.5) * scale - 0.5 + lag
             let low = max(0, Int((centre - radius).rounded(.up)))
             centres[i] = centre
             spans[i] = (low, min(inputLength - 1, Int((centre + radius).rounded(.down))))
-            firsts[i] = (Double(low) - centre) / stretch
+            firsts[i] = (Double(low) - centre) * step
         }
-        kernel.weights(from: UnsafeBufferPointer(firsts), step: 1 / stretch, into: values)
+        kernel.weights(from: UnsafeBufferPointer(firsts), step: step, into: values)
         var taps = 1
         for i in 0..<outputLength {
-            let spanLow = spans[i].low, window = values.baseAddress! + i * widest
-            func negligible(_ source: Int) -> Bool { abs(window[source - spanLow]) < 1e-9 }
+            let spanLow = spans[i].low, window = values.baseAddress! + i &* widest
+            func negligible(_ source: Int) -> Bool { abs(window[source &- spanLow]) < 1e-9 }
             var (low, high) = spans[i]
-            while low < high, negligible(low) { low += 1 }
-            while high > low, negligible(high) { high -= 1 }
+            while low < high, negligible(low) { low &+= 1 }
+            while high > low, negligible(high) { high &-= 1 }
             if negligible(low) {
                 offsets[i] = -1
             } else {
                 spans[i] = (low, high)
-                offsets[i] = i * widest + low - spanLow
+                offsets[i] = i &* widest &+ low &- spanLow
             }
-            taps = max(taps, spans[i].high - spans[i].low + 1)
+            taps = max(taps, spans[i].high &- spans[i].low &+ 1)
         }
         var first = [Int](repeating: 0, count: outputLength)
-        var scalars = [Float](repeating: 0, count: outputLength * taps)
+        var weights = [Float](repeating: 0, count: outputLength * taps)
         first.withUnsafeMutableBufferPointer { first in
-            scalars.withUnsafeMutableBufferPointer { weights in
+            weights.withUnsafeMutableBufferPointer { weights in
                 for i in 0..<outputLength {
                     let (low, high) = spans[i], offset = offsets[i]
-                    let start = max(0, min(low, inputLength - taps)), window = weights.baseAddress! + i * taps
+                    let start = max(0, min(low, inputLength - taps)), window = weights.baseAddress! + i &* taps
                     first[i] = start
-                    // A window of zeros sums to next to nothing, which would make its pixels' rounding errors
-                    // weights.
+                    // The span's values (none past the input's end), and where they go in the window. A window of
+                    // zeros sums to next to nothing, which would make its pixels' rounding errors weights.
+                    let count = offset >= 0 ? max(0, high &- low &+ 1) : 0
+                    let span = values.baseAddress! + max(0, offset), target = window + (low &- start)
                     var total = 0.0
-                    if offset >= 0 {
-                        for source in stride(from: low, through: high, by: 1) { total += values[offset + source - low] }
-                    }
+                    for k in 0..<count { total += span[k] }
                     if total == 0 {
                         // A window that misses every pixel (nearest at an exact midpoint) takes the closest one.
-                        window[min(max(Int(centres[i].rounded()), 0), inputLength - 1) - start] = 1
+                        window[min(max(Int(centres[i].rounded()), 0), inputLength - 1) &- start] = 1
                         continue
                     }
                     // One division a window: each weight's own would wait on the one before (as often as not
                     // the same Float).
                     let scale = 1 / total
-                    for source in stride(from: low, through: high, by: 1) {
-                        window[source - start] = Float(values[offset + source - low] * scale)
-                    }
+                    for k in 0..<count { target[k] = Float(span[k] * scale) }
                 }
             }
         }
         self.taps = taps
         self.first = first
-        self.scalars = scalars
-        weights = [SIMD4<Float>](unsafeUninitializedCapacity: scalars.count) { weights, count in
-            for (index, weight) in scalars.enumerated() { weights[index] = SIMD4(repeating: weight) }
-            count = scalars.count
-        }
-        run = Self.run(first: first, scalars: scalars, taps: taps)
+        self.weights = weights
+        run = Self.run(first: first, weights: weights, taps: taps)
         isIdentity = inputLength == outputLength && taps == 1 && first.elementsEqual(0..<outputLength)
-            && scalars.allSatisfy { $0 == 1 }
+            && weights.allSatisfy { $0 == 1 }
     }
 
     /// Weights that take output pixel `i` as it is from source pixel `start + min(i, count - 1)`: a length kept
@@ -118,8 +110,8 @@ public struct ResamplingWeights: Sendable {
 
     /// The run the weights pick, if they are one: each output pixel a single weight of 1 among zeros, on source
     /// pixels one after another, then the last of them again; else nil.
-    private static func run(first: [Int], scalars: [Float], taps: Int) -> Run? {
-        scalars.withUnsafeBufferPointer { values in
+    private static func run(first: [Int], weights: [Float], taps: Int) -> Run? {
+        weights.withUnsafeBufferPointer { values in
             var start = 0, count = 0
             for (index, first) in first.enumerated() {
                 let window = values.baseAddress! + index &* taps
@@ -165,7 +157,6 @@ public struct ResamplingWeights: Sendable {
     }
 
     private static let sharedWeights = SharedCache<SharedKey, ResamplingWeights>(byteLimit: sharedByteLimit) { _, weights in
-        weights.weights.count * (MemoryLayout<SIMD4<Float>>.stride + MemoryLayout<Float>.stride)
-            + weights.first.count * MemoryLayout<Int>.stride + 64
+        weights.weights.count * MemoryLayout<Float>.stride + weights.first.count * MemoryLayout<Int>.stride + 64
     }
 }
