@@ -207,6 +207,17 @@ int tessera_tiff_get_jpeg_tables(TIFF *tiff, uint32_t *count, const void **data)
     return TIFFGetField(tiff, TIFFTAG_JPEGTABLES, count, data) && *count > 4 ? 1 : 0;
 }
 
+int tessera_tiff_get_tile_ranges(TIFF *tiff, uint32_t count, uint64_t *offsets, uint64_t *byteCounts) {
+    const uint64_t *storedOffsets = NULL, *storedCounts = NULL;
+    if (!TIFFIsTiled(tiff) || TIFFNumberOfTiles(tiff) < count || !TIFFGetField(tiff, TIFFTAG_TILEOFFSETS, &storedOffsets)
+        || !TIFFGetField(tiff, TIFFTAG_TILEBYTECOUNTS, &storedCounts) || !storedOffsets || !storedCounts) {
+        return 0;
+    }
+    memcpy(offsets, storedOffsets, count * sizeof(uint64_t));
+    memcpy(byteCounts, storedCounts, count * sizeof(uint64_t));
+    return 1;
+}
+
 int tessera_tiff_has_icc_profile(TIFF *tiff) {
     uint32_t count = 0;
     const void *data = NULL;

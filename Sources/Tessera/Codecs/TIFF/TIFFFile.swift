@@ -190,6 +190,15 @@ final class TIFFFile {
         (TIFFGetStrileOffset(handle, number), TIFFGetStrileByteCount(handle, number))
     }
 
+    /// Where the current directory's first `count` tiles are stored, each one's first byte and byte count; nil
+    /// when it is not tiled or has fewer tiles.
+    func tileRanges(count: Int) -> (offsets: [UInt64], byteCounts: [UInt64])? {
+        guard count >= 0, count <= Int(UInt32.max) else { return nil }
+        var offsets = [UInt64](repeating: 0, count: count), byteCounts = [UInt64](repeating: 0, count: count)
+        guard tessera_tiff_get_tile_ranges(handle, UInt32(count), &offsets, &byteCounts) != 0 else { return nil }
+        return (offsets, byteCounts)
+    }
+
     // MARK: - Directories
 
     /// The number of top-level directories (pages).

@@ -50,15 +50,15 @@ public final class StoredTileReader: Sendable {
             let side = Int(width)
             let columns = (level.size.width + side - 1) / side
             let rows = (level.size.height + side - 1) / side
-            let ranges = (0..<UInt32(columns * rows)).map { file.byteRange(ofBlock: $0) }
+            guard let ranges = file.tileRanges(count: columns * rows) else { return }
             var count: UInt32 = 0
             var data: UnsafeRawPointer?
             var tables: [UInt8] = []
             if tessera_tiff_get_jpeg_tables(file.handle, &count, &data) != 0, let data {
                 tables = Array(UnsafeRawBufferPointer(start: data, count: Int(count)).dropLast(2))
             }
-            found.append((Level(scale: scale, size: level.size, columns: columns, offsets: ranges.map(\.offset),
-                                byteCounts: ranges.map(\.count), tables: tables), side))
+            found.append((Level(scale: scale, size: level.size, columns: columns, offsets: ranges.offsets,
+                                byteCounts: ranges.byteCounts, tables: tables), side))
         }
 
         /// The levels in `pyramid`'s order (largest first) whose tiles have the side of the first of them.
