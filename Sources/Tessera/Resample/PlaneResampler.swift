@@ -164,38 +164,54 @@ extension JPEGPlanes {
     /// encoder at `subsampling`. `extent` is the region's size as the output maps it: larger than the region on an
     /// axis whose last pixel is repeated (a level halved rounding down lost the image's last pixels: the size asked
     /// for is the region's and one). Each plane is resampled at its own sampling, its samples' centres placed as
-    /// JPEG places them (a 4:2:0 chroma sample at the centre of its 2 x 2 pixels).
+    /// JPEG places them (a 4:2:0 chroma sample at the centre of its 2 x 2 pixels). A plane's window at least twice
+    /// the samples asked for on an axis is first averaged over boxes of the largest power of two that leaves the
+    /// kernel a shrink under 2 (`BoxShrink`), as libvips shrinks before its kernel: the kernel's window, and its
+    /// sums, stay a few samples wide.
     public func resampled(region: Rect, extent: Size, to size: Size, subsampling: EncodeOptions.Subsampling,
                           kernel: ResamplingKernel) -> JPEGPlanes {
         var output = JPEGPlanes(size: size, gray: planes.count == 1, subsampling: subsampling)
         let targets = output.planes
-        /// The first sample of a plane that an axis reads, and its weights: the region's `start` and `length` in
-        /// pixels, `extent` pixels mapped to `length` output pixels, `samples` in the plane, `step` and
-        /// `outputStep` pixels per sample in the plane and in the output plane of `outputSamples`.
+        /// The samples of a plane that an axis reads, and how the output maps them: the region's `start` and
+        /// `length` in pixels, `extent` pixels mapped to `length` output pixels, `step` and `outputStep` pixels per
+        /// sample in the plane and in the output plane; `first` and `count` samples of the plane's `samples`, the
+        /// output's samples `scale` of them apart, starting `lag` into the first (`ResamplingWeights`).
         func axis(start: Int, length: Int, extent: Int, output outputLength: Int, samples: Int, step: Double,
-                  outputStep: Double, outputSamples: Int) -> (first: Int, weights: ResamplingWeights) {
+                  outputStep: Double) -> (first: Int, count: Int, scale: Double, lag: Double) {
             let begin = Double(start) / step
             let first = min(Int(begin.rounded(.down)), samples - 1)
             let end = min(samples, Int((Double(start + length) / step).rounded(.up)))
-            let scale = Double(extent) / Double(outputLength) * outputStep / step
-            return (first, ResamplingWeights.shared(kernel: kernel, inputLength: max(1, end - first),
-                                                    outputLength: outputSamples, scale: scale, lag: begin - Double(first)))
+            return (first, max(1, end - first), Double(extent) / Double(outputLength) * outputStep / step,
+                    begin - Double(first))
         }
         samples.withUnsafeBufferPointer { source in
             output.samples.withUnsafeMutableBufferPointer { target in
                 for (plane, out) in zip(planes, targets) {
-                    let (column, across) = axis(start: region.x, length: region.width, extent: extent.width,
-                                                output: size.width, samples: plane.width, step: plane.pixelsPerSample.x,
-                                                outputStep: out.pixelsPerSample.x, outputSamples: out.width)
-                    let (row, down) = axis(start: region.y, length: region.height, extent: extent.height,
-                                           output: size.height, samples: plane.height, step: plane.pixelsPerSample.y,
-                                           outputStep: out.pixelsPerSample.y, outputSamples: out.height)
-                    PlaneResampler.resample(
-                        source.baseAddress! + plane.offset + row * plane.stride + column, sourceStride: plane.stride,
-                        columns: (across.first.last ?? 0) + across.taps,
-                        across: across, down: down,
-                        into: target.baseAddress! + out.offset, targetStride: out.stride, width: out.width,
-                        height: out.height)
+                    let across = axis(start: region.x, length: region.width, extent: extent.width, output: size.width,
+                                      samples: plane.width, step: plane.pixelsPerSample.x,
+                                      outputStep: out.pixelsPerSample.x)
+                    let down = axis(start: region.y, length: region.height, extent: extent.height,
+                                    output: size.height, samples: plane.height, step: plane.pixelsPerSample.y,
+                                    outputStep: out.pixelsPerSample.y)
+                    // The window's samples averaged over boxes first when the shrink is by two or more: the box's
+                    // samples stand for `factor` of the window's each, its first starting where the window does.
+                    let shrink = BoxShrink(across: BoxShrink.factor(for: across.scale, samples: across.count),
+                                           down: BoxShrink.factor(for: down.scale, samples: down.count))
+                    let window = source.baseAddress! + plane.offset + down.first * plane.stride + across.first
+                    shrink.withSamples(window, stride: plane.stride, width: across.count, height: down.count) {
+                        samples, stride, width, height in
+                        let acrossWeights = ResamplingWeights.shared(
+                            kernel: kernel, inputLength: width, outputLength: out.width,
+                            scale: across.scale / Double(shrink.across), lag: across.lag / Double(shrink.across))
+                        let downWeights = ResamplingWeights.shared(
+                            kernel: kernel, inputLength: height, outputLength: out.height,
+                            scale: down.scale / Double(shrink.down), lag: down.lag / Double(shrink.down))
+                        PlaneResampler.resample(
+                            samples, sourceStride: stride, columns: (acrossWeights.first.last ?? 0) + acrossWeights.taps,
+                            across: acrossWeights, down: downWeights,
+                            into: target.baseAddress! + out.offset, targetStride: out.stride, width: out.width,
+                            height: out.height)
+                    }
                 }
             }
         }
