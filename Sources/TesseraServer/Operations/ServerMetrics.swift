@@ -59,6 +59,11 @@ public final class ServerMetrics: Sendable {
         let tiles = service.decodedTiles
         Self.registerCache(registry, name: "decoded_tiles", entries: "decoded JPEG 2000 tiles", option: "--decoded-tiles",
                            lookups: { tiles.lookups }, bytes: { tiles.usage.bytes }, limit: tiles.byteLimit)
+        let thumbnails = service.thumbnailPlanes
+        Self.registerCache(registry, name: "thumbnail_planes", entries: "decoded one-tile levels",
+                           option: "fixed, IIIFService.thumbnailPlaneBytes",
+                           lookups: { (thumbnails.lookups.hits, thumbnails.lookups.coalesced, thumbnails.lookups.misses) },
+                           bytes: { thumbnails.usage.bytes }, limit: thumbnails.byteLimit)
         registry.gauge("tessera_open_images", help: "Images open.") { Double(service.openImages.count) }
         registry.gauge("tessera_open_images_bytes", help: "Memory the open images hold, estimated.") {
             Double(service.openImages.bytes)

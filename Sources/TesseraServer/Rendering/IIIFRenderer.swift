@@ -147,9 +147,11 @@ enum IIIFRenderer {
     }
 
     /// The encoded image and its media type; a plain JPEG's region is read through its entropy index when
-    /// `entropyIndexFolder` holds one, a JPEG 2000's from the whole tiles in `tileCache`.
+    /// `entropyIndexFolder` holds one, a JPEG 2000's from the whole tiles in `tileCache`. `heldPlanes`, for a plan
+    /// from one stored tile, gives that tile's planes decoded whole at its own size, when they are kept: the render
+    /// then resamples those instead of decoding the tile (`renderPlanes`).
     static func render(_ plan: Plan, quality jpegQuality: Int, entropyIndexFolder: String? = nil,
-                       tileCache: DecodedTileCache? = nil) throws
+                       tileCache: DecodedTileCache? = nil, heldPlanes: (() throws -> JPEGPlanes?)? = nil) throws
         -> (bytes: [UInt8], mediaType: String) {
         let request = plan.request, source = plan.source
         var options = EncodeOptions()
@@ -157,7 +159,9 @@ enum IIIFRenderer {
         options.compressionLevel = pngLevel
         options.bitDepth = 8
         options.budget = source.budget
-        if plan.isPlanar, let bytes = try renderPlanes(plan, options: options) { return (bytes, plan.mediaType) }
+        if plan.isPlanar, let bytes = try renderPlanes(plan, options: options, heldPlanes: heldPlanes) {
+            return (bytes, plan.mediaType)
+        }
         var reader: any ImageReader = try source.makeReader(
             ReadOptions(region: plan.region, scale: plan.scale, entropyIndexFolder: entropyIndexFolder,
                         tileCache: tileCache))
@@ -181,16 +185,25 @@ enum IIIFRenderer {
         return (try ImageWriter.encode(image, as: plan.format, options: options), plan.mediaType)
     }
 
-    /// A planar plan's JPEG (`Plan.isPlanar`): its source's planes, or its stored tiles' laid side by side, no row
-    /// below the region decoded, resampled to the size asked and encoded; nil when a JPEG is not YCbCr or gray or
-    /// the read lies across too many stored tiles, for the pixel path.
-    private static func renderPlanes(_ plan: Plan, options: EncodeOptions) throws -> [UInt8]? {
+    /// A planar plan's JPEG (`Plan.isPlanar`): its source's planes (held whole, or decoded with no row below the
+    /// region), or its stored tiles' laid side by side, no row below the region decoded, resampled to the size asked
+    /// and encoded; nil when a JPEG is not YCbCr or gray or the read lies across too many stored tiles, for the
+    /// pixel path.
+    private static func renderPlanes(_ plan: Plan, options: EncodeOptions,
+                                     heldPlanes: (() throws -> JPEGPlanes?)?) throws -> [UInt8]? {
         // The pixels the pixel path reads (`ImageSource.makeReader`): the part of them the source has, its last row
         // and column repeated past that (a level halved rounding down), and the padding added past them.
         let source = plan.source, read = plan.region.reduced(by: plan.scale)
         var region = read
+        var extent = Size(width: read.width + plan.padding.width, height: read.height + plan.padding.height)
         let planes: JPEGPlanes
-        if plan.isOneJPEG {
+        if plan.isOneJPEG, let held = try heldPlanes?() {
+            // The tile at its own size: the region and its padding in its pixels, shrunk by boxes, not DCT scaling.
+            planes = held
+            region = plan.region
+            extent = Size(width: region.width + plan.padding.width * plan.scale,
+                          height: region.height + plan.padding.height * plan.scale)
+        } else if plan.isOneJPEG {
             guard let decoded = try JPEGPlanes(decoding: source.input, scale: plan.scale, rows: region.maxY,
                                                columns: region.x..<region.maxX,
                                                budget: source.budget) else { return nil }
@@ -201,7 +214,6 @@ enum IIIFRenderer {
             planes = laid
             region = Rect(x: stored.x - covered.x, y: stored.y - covered.y, width: stored.width, height: stored.height)
         }
-        let extent = Size(width: read.width + plan.padding.width, height: read.height + plan.padding.height)
         return try planes.resampled(region: region, extent: extent, to: plan.request.size,
                                     subsampling: options.subsampling, kernel: ResamplingReader.Options().kernel)
             .encoded(options: options, name: source.input.name)

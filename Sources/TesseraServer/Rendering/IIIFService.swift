@@ -45,6 +45,15 @@ public final class IIIFService: Sendable {
     public let renderBudget: RenderBudget
     /// The decoded codestream tiles, shared by every request.
     public let decodedTiles: DecodedTileCache
+    /// The planes of images' stored levels that are one stored tile, decoded whole at their own size: what every
+    /// thumbnail of such an image is resampled from (viewers ask two sizes, `full/90,` and `full/125,`, and a
+    /// gallery another), its tile decoded once. Keyed like the responses, by the image as it is now, and the level.
+    public let thumbnailPlanes = SharedCache<String, JPEGPlanes?>(byteLimit: thumbnailPlaneBytes) { key, planes in
+        key.utf8.count + (planes?.samples.count ?? 0) + 64
+    }
+    /// The most memory `thumbnailPlanes` holds, in bytes: 32 MiB, the 4:2:0 planes of some 330 images' 256-pixel
+    /// smallest levels.
+    public static let thumbnailPlaneBytes = 32 << 20
     private let images: OpenImages
 
     /// A service answering for the images of `catalog`.
@@ -204,7 +213,8 @@ public final class IIIFService: Sendable {
             let source = preview ?? image.source
             // What the bytes depend on: the file as it is now, what it is read from (the file, its pyramid, the
             // preview) and the request in its canonical form, whatever the host or the spelling asked with.
-            let key = "\(image.cacheKey)\n\(image.size) \(image.modified.timeIntervalSince1970)\n\(source.input.name)\n\(canonicalPath)"
+            let imageKey = "\(image.cacheKey)\n\(image.size) \(image.modified.timeIntervalSince1970)\n\(source.input.name)"
+            let key = imageKey + "\n" + canonicalPath
             if let held = responses.heldResponse(for: key) { return (held.bytes, held.mediaType) }
             // A stored tile cut, relabelled or stretched in its coefficients decodes no pixels: made here, on the
             // polling thread, rather than after a hop to a worker that would cost more than the edit.
@@ -216,8 +226,19 @@ public final class IIIFService: Sendable {
             // (a thumbnail from the smallest level, a tile further off its size) or across a few of a local
             // pyramid's (a sliver at the image's edge). About as cheap, when the budget has room at once; other
             // renders, and those when it has none, are made on a worker.
-            let oneTile = try storedTileSource(for: resolved, in: image).map {
+            let tileSource = try storedTileSource(for: resolved, in: image)
+            let oneTile = try tileSource.map {
                 try IIIFRenderer.plan($0.request, from: $0.source, reducedBy: $0.scale, padding: $0.padding)
+            }
+            // A level that is one stored tile (a thumbnail's) is kept decoded for the image's other thumbnails.
+            let heldPlanes = tileSource.flatMap { tile -> (() throws -> JPEGPlanes?)? in
+                guard tile.isWholeLevel else { return nil }
+                return {
+                    try self.thumbnailPlanes.value(for: imageKey + "\n\(tile.scale)") {
+                        try JPEGPlanes(decoding: tile.source.input, scale: 1, rows: tile.content.height,
+                                       budget: tile.source.budget)
+                    }
+                }
             }
             let tileArea = tileSize(of: image) * tileSize(of: image)
             func planned() throws -> IIIFRenderer.Plan {
@@ -242,7 +263,8 @@ public final class IIIFService: Sendable {
             let rendered = try responses.response(for: key) {
                 func render() throws -> (bytes: [UInt8], mediaType: String) {
                     try IIIFRenderer.render(plan, quality: configuration.jpegQuality,
-                                            entropyIndexFolder: configuration.cache?.folder, tileCache: decodedTiles)
+                                            entropyIndexFolder: configuration.cache?.folder, tileCache: decodedTiles,
+                                            heldPlanes: heldPlanes)
                 }
                 let (bytes, mediaType) = reservation == nil
                     ? try renderBudget.withReservation(of: plan.workingSet, render) : try render()
@@ -278,14 +300,14 @@ public final class IIIFService: Sendable {
     /// What a render reads when the request's region, at the stored level it is read from (its reduction's, or
     /// the smallest stored level above that), lies in one stored tile: that tile's JPEG as stored, read as the
     /// image reduced `scale` times, and the request moved to the tile's origin and kept to its real pixels. One
-    /// JPEG decoded with libjpeg's DCT scaling instead of the pyramid opened through libtiff: thumbnails from the
-    /// smallest level, tiles asked for further off their size than the coefficients stretch. `padding` is the
+    /// JPEG decoded instead of the pyramid opened through libtiff: thumbnails from the smallest level (a level
+    /// that is one tile is decoded whole once and kept, `thumbnailPlanes`), tiles asked for further off their size
+    /// than the coefficients stretch (decoded with libjpeg's DCT scaling). `padding` is the
     /// image's last column and row that a level halved rounding down lost, where the size asks for them: repeated
     /// from the tile's last real ones (as a read past a level's end is, and the coefficients' path does), so that
     /// only an axis further off is resampled (a tile a pixel narrow whose height is rounded from its aspect ratio
     /// keeps its width, whose rows the fixed-point pass sums).
-    private func storedTileSource(for request: IIIFResolvedRequest, in image: OpenImages.Image) throws
-        -> (source: ImageSource, scale: Int, request: IIIFResolvedRequest, padding: Size)? {
+    private func storedTileSource(for request: IIIFResolvedRequest, in image: OpenImages.Image) throws -> OneStoredTile? {
         guard let tiles = image.tiles else { return nil }
         var scale = IIIFRenderer.reduction(for: request)
         while scale > 1, tiles.storedLevelSize(scale: scale) == nil { scale /= 2 }
@@ -303,7 +325,22 @@ public final class IIIFService: Sendable {
         let read = reducedSize(moved.size, by: scale)
         let padding = Size(width: moved.width < asked.width && request.size.width == read.width + 1 ? 1 : 0,
                            height: moved.height < asked.height && request.size.height == read.height + 1 ? 1 : 0)
-        return (try ImageSource(bytes: jpeg, name: image.source.input.name), scale, inTile, padding)
+        return OneStoredTile(source: try ImageSource(bytes: jpeg, name: image.source.input.name), scale: scale,
+                             request: inTile, padding: padding, content: content,
+                             isWholeLevel: column == 0 && row == 0 && content == tiles.storedLevelSize(scale: scale))
+    }
+
+    /// A render's read from one stored tile (`storedTileSource`): the tile's JPEG as an image, read as the image
+    /// reduced `scale` times, the request moved into the tile and its `padding`, and the tile's real pixels
+    /// (`content`, the rest is the encoder's padding). `isWholeLevel` when the tile is all of its level (a small
+    /// level's, which thumbnails read): its planes are kept decoded (`thumbnailPlanes`).
+    private struct OneStoredTile {
+        let source: ImageSource
+        let scale: Int
+        let request: IIIFResolvedRequest
+        let padding: Size
+        let content: Size
+        let isWholeLevel: Bool
     }
 
     /// The tile size clients are told to ask for: the stored tiles' when there are any, else a tiled JPEG 2000's
