@@ -2,6 +2,14 @@
 // Tessera: gigapixel images in Swift. See README.md, and docs/ARCHITECTURE.md for the shape of the package.
 import PackageDescription
 
+// The resampler's loops built for CPUs with AVX2 as well as for the baseline, on x86-64 hosts (`haswell` is the
+// first such CPU swiftc names); elsewhere the module is built as it is and never called.
+#if arch(x86_64)
+let avx2Flags: [SwiftSetting] = [.unsafeFlags(["-target-cpu", "haswell"])]
+#else
+let avx2Flags: [SwiftSetting] = []
+#endif
+
 let package = Package(
     name: "Tessera",
     products: [
@@ -43,13 +51,19 @@ let package = Package(
 
         // OpenJPH's C++ HTJ2K encoder behind a C interface.
         .target(name: "CHTJ2KShim", linkerSettings: [.linkedLibrary("openjph"), .linkedLibrary("stdc++")]),
+        // Which instruction sets the CPU has, for code built for more than the baseline.
+        .target(name: "CCPUFeatures"),
+        // The plane resampler's inner loops, inlinable; and the same loops compiled for AVX2, chosen at run time.
+        .target(name: "ResamplingLoops"),
+        .target(name: "ResamplingLoopsAVX2", dependencies: ["ResamplingLoops"], swiftSettings: avx2Flags),
         // The CATiledLayer-style engine: pure Swift, no C, no Foundation.
         .target(name: "TesseraTiling"),
         // Image I/O and processing over the C codecs.
         .target(
             name: "Tessera",
             dependencies: ["CJPEG", "CPNG", "CTIFF", "CWebP", "CZlib", "COpenJPEG", "CCodecShims", "CHTJ2KShim",
-                           "CCurl", "CCurlShims", "TesseraTiling"]
+                           "CCurl", "CCurlShims", "TesseraTiling", "CCPUFeatures", "ResamplingLoops",
+                           "ResamplingLoopsAVX2"]
         ),
         // libmicrohttpd, opened on first use, and its varargs start and info functions, which Swift cannot call.
         .target(name: "CServerShims", dependencies: ["CMicroHTTPD", "CLibraryLoader"]),
