@@ -1,8 +1,9 @@
 #include "CCPUFeatures.h"
 
-int tessera_cpu_has_avx2(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    return __builtin_cpu_supports("avx2") ? 1 : 0;
+int tessera_cpu_runs_haswell_code(void) {
+#if defined(__x86_64__)
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi")
+        && __builtin_cpu_supports("bmi2");
 #else
     return 0;
 #endif

@@ -11,7 +11,7 @@ enum PlaneResampler {
         case baseline, avx2
 
         /// Those this CPU runs, the fastest last.
-        static let available: [Loops] = tessera_cpu_has_avx2() == 1 ? [.baseline, .avx2] : [.baseline]
+        static let available: [Loops] = tessera_cpu_runs_haswell_code() == 1 ? [.baseline, .avx2] : [.baseline]
         /// The fastest this CPU runs, which renders use.
         static let fastest = available[available.count - 1]
     }

@@ -103,9 +103,6 @@ public struct ResamplingWeights: Sendable {
     /// last pixel).
     struct Run: Sendable {
         let start: Int, count: Int
-
-        /// The source pixel output pixel `index` takes.
-        func source(_ index: Int) -> Int { start + Swift.min(index, count - 1) }
     }
 
     /// The run the weights pick, if they are one: each output pixel a single weight of 1 among zeros, on source
