@@ -33,10 +33,7 @@ public final class DecodedTileCache: Sendable {
 
     /// How reads found their tiles since the start: held, decoded for another read at the same time (waited for),
     /// or decoded by the read.
-    public var lookups: (hits: Int, coalesced: Int, misses: Int) {
-        let lookups = tiles.lookups
-        return (lookups.hits, lookups.coalesced, lookups.misses)
-    }
+    public var lookups: CacheLookups { tiles.lookups }
 
     /// The tile for `key`, held or decoded now by `decode` (once, however many ask at the same time).
     func tile(for key: Key, decode: () throws -> Tile) throws -> Tile {

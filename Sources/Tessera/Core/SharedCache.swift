@@ -24,15 +24,7 @@ public final class SharedCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         var values = LRUList<Key, Value>()
         var bytes = 0
         var flights: [Key: Flight] = [:]
-        var lookups = Lookups()
-    }
-
-    /// How callers of `value` were answered since the start: from a held value, by waiting for an identical one
-    /// being made, or by making it.
-    public struct Lookups: Sendable, Equatable {
-        public var hits = 0
-        public var coalesced = 0
-        public var misses = 0
+        var lookups = CacheLookups()
     }
 
     /// The most memory the values may hold together, in bytes; 0 keeps none (identical requests in flight are
@@ -51,7 +43,7 @@ public final class SharedCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     public var usage: (count: Int, bytes: Int) { state.withLock { ($0.values.count, $0.bytes) } }
 
     /// How callers were answered since the start.
-    public var lookups: Lookups { state.withLock(\.lookups) }
+    public var lookups: CacheLookups { state.withLock(\.lookups) }
 
     /// The value held for `key`, counted as a hit, or nil (neither waiting nor making, nor counted): for a caller
     /// that must not wait, and asks `value` elsewhere on a miss.
@@ -109,4 +101,12 @@ public final class SharedCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         }
         state.bytes = bytes
     }
+}
+
+/// How callers of a cache (`SharedCache`) were answered since the start: from a held value, by waiting for an
+/// identical one being made, or by making it.
+public struct CacheLookups: Sendable, Equatable {
+    public var hits = 0
+    public var coalesced = 0
+    public var misses = 0
 }

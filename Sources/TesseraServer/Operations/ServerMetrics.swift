@@ -54,7 +54,7 @@ public final class ServerMetrics: Sendable {
         }
         let responses = service.responses
         Self.registerCache(registry, name: "response_cache", entries: "rendered responses", option: "--response-cache",
-                           lookups: { (responses.lookups.hits, responses.lookups.coalesced, responses.lookups.misses) },
+                           lookups: { responses.lookups },
                            bytes: { responses.usage.bytes }, limit: responses.byteLimit)
         let tiles = service.decodedTiles
         Self.registerCache(registry, name: "decoded_tiles", entries: "decoded JPEG 2000 tiles", option: "--decoded-tiles",
@@ -62,7 +62,7 @@ public final class ServerMetrics: Sendable {
         let thumbnails = service.thumbnailPlanes
         Self.registerCache(registry, name: "thumbnail_planes", entries: "decoded one-tile levels",
                            option: "fixed, IIIFService.thumbnailPlaneBytes",
-                           lookups: { (thumbnails.lookups.hits, thumbnails.lookups.coalesced, thumbnails.lookups.misses) },
+                           lookups: { thumbnails.lookups },
                            bytes: { thumbnails.usage.bytes }, limit: thumbnails.byteLimit)
         registry.gauge("tessera_open_images", help: "Images open.") { Double(service.openImages.count) }
         registry.gauge("tessera_open_images_bytes", help: "Memory the open images hold, estimated.") {
@@ -101,7 +101,7 @@ public final class ServerMetrics: Sendable {
     /// The lookups (hits, waits for an identical entry being made, misses), the bytes held and the limit of one of
     /// the server's byte-bounded caches, as `tessera_{name}_hits_total` and so on; `entries` names what it holds.
     private static func registerCache(_ registry: MetricsRegistry, name: String, entries: String, option: String,
-                                      lookups: @escaping @Sendable () -> (hits: Int, coalesced: Int, misses: Int),
+                                      lookups: @escaping @Sendable () -> CacheLookups,
                                       bytes: @escaping @Sendable () -> Int, limit: Int) {
         let prefix = "tessera_\(name)"
         registry.counter("\(prefix)_hits_total", help: "Lookups of \(entries) answered from the cache.") {

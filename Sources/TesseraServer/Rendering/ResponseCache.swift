@@ -35,7 +35,7 @@ public final class ResponseCache: Sendable {
     public var usage: (count: Int, bytes: Int) { cache.usage }
 
     /// How requests were answered since the start.
-    public var lookups: SharedCache<String, Response>.Lookups { cache.lookups }
+    public var lookups: CacheLookups { cache.lookups }
 
     /// The response held for `key`, if there is one: what a polling thread may answer with, without waiting.
     public func heldResponse(for key: String) -> Response? { cache.heldValue(for: key) }
