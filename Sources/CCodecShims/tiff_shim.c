@@ -195,29 +195,9 @@ int tessera_tiff_get_u16_defaulted(TIFF *tiff, uint32_t tag, uint16_t *value) {
 int tessera_tiff_get_extra_samples(TIFF *tiff, uint16_t *count, const uint16_t **types) {
     return TIFFGetFieldDefaulted(tiff, TIFFTAG_EXTRASAMPLES, count, types);
 }
-int tessera_tiff_get_subifds(TIFF *tiff, uint16_t *count, const uint64_t **offsets) {
-    return TIFFGetField(tiff, TIFFTAG_SUBIFD, count, offsets);
-}
 int tessera_tiff_get_colormap(TIFF *tiff, const uint16_t **red, const uint16_t **green, const uint16_t **blue) {
     return TIFFGetField(tiff, TIFFTAG_COLORMAP, red, green, blue);
 }
-int tessera_tiff_get_jpeg_tables(TIFF *tiff, uint32_t *count, const void **data) {
-    *count = 0;
-    *data = NULL;
-    return TIFFGetField(tiff, TIFFTAG_JPEGTABLES, count, data) && *count > 4 ? 1 : 0;
-}
-
-int tessera_tiff_get_tile_ranges(TIFF *tiff, uint32_t count, uint64_t *offsets, uint64_t *byteCounts) {
-    const uint64_t *storedOffsets = NULL, *storedCounts = NULL;
-    if (!TIFFIsTiled(tiff) || TIFFNumberOfTiles(tiff) < count || !TIFFGetField(tiff, TIFFTAG_TILEOFFSETS, &storedOffsets)
-        || !TIFFGetField(tiff, TIFFTAG_TILEBYTECOUNTS, &storedCounts) || !storedOffsets || !storedCounts) {
-        return 0;
-    }
-    memcpy(offsets, storedOffsets, count * sizeof(uint64_t));
-    memcpy(byteCounts, storedCounts, count * sizeof(uint64_t));
-    return 1;
-}
-
 int tessera_tiff_has_icc_profile(TIFF *tiff) {
     uint32_t count = 0;
     const void *data = NULL;

@@ -2,31 +2,13 @@ import Foundation
 import Testing
 @testable import Tessera
 
-/// A directory as a TIFF reader sees it: tag to values, and the offset of the next directory.
-private struct ParsedDirectory {
-    var fields: [UInt16: [UInt64]] = [:]
-    var next: UInt64 = 0
-}
-
-/// A minimal reader for what the pyramid writer makes (little-endian, classic or BigTIFF, numeric fields), kept
-/// independent of the writer so the two cannot share a mistake.
-private func parseDirectory(_ bytes: [UInt8], at offset: Int, big: Bool) -> ParsedDirectory {
-    func value(_ at: Int, _ size: Int) -> UInt64 {
-        (0..<size).reduce(0) { $0 | UInt64(bytes[at + $1]) << (8 * $1) }
+/// The directories of `bytes` as the reader that walks pyramids reads them (`TIFFDirectoryReader`, tested against
+/// libtiff), not the writer: the two cannot share a mistake.
+func directoryReader(_ bytes: [UInt8]) -> TIFFDirectoryReader? {
+    TIFFDirectoryReader(maxValueBytes: 1 << 20) { offset, count in
+        guard offset < UInt64(bytes.count) else { return [] }
+        return Array(bytes[Int(offset)..<min(bytes.count, Int(offset) + count)])
     }
-    let typeSizes: [UInt64: Int] = [3: 2, 4: 4, 13: 4, 16: 8, 18: 8]
-    let countSize = big ? 8 : 2, entrySize = big ? 20 : 12, wordSize = big ? 8 : 4
-    let count = Int(value(offset, countSize))
-    var directory = ParsedDirectory()
-    for index in 0..<count {
-        let entry = offset + countSize + index * entrySize
-        let tag = UInt16(value(entry, 2)), size = typeSizes[value(entry + 2, 2)] ?? 1
-        let valueCount = Int(value(entry + 4, wordSize))
-        let start = valueCount * size <= wordSize ? entry + 4 + wordSize : Int(value(entry + 4 + wordSize, wordSize))
-        directory.fields[tag] = (0..<valueCount).map { value(start + $0 * size, size) }
-    }
-    directory.next = value(offset + countSize + count * entrySize, wordSize)
-    return directory
 }
 
 /// Builds a pyramid of a 300 x 200 gradient into a TIFF and returns the file's bytes.
@@ -56,24 +38,25 @@ private func buildTIFF(format: TileFormat, pixelFormat: PixelFormat = .rgb8, lev
         let (plan, bytes) = try buildTIFF(format: .jpeg, levels: .pages, classicLimit: big ? 0 : UInt64(UInt32.max))
         #expect(Array(bytes.prefix(4)) == (big ? [0x49, 0x49, 43, 0] : [0x49, 0x49, 42, 0]))
         if big { #expect(Array(bytes[4..<8]) == [8, 0, 0, 0]) }
-        var offset = (0..<(big ? 8 : 4)).reduce(0) { $0 | Int(bytes[(big ? 8 : 4) + $1]) << (8 * $1) }
-        var directories: [ParsedDirectory] = []
+        let reader = try #require(directoryReader(bytes))
+        var offset = reader.firstOffset
+        var directories: [TIFFDirectoryReader.Fields] = []
         while offset != 0 {
             #expect(offset % 2 == 0, "directories start on a word boundary")
-            let directory = parseDirectory(bytes, at: offset, big: big)
+            let directory = try #require(reader.directory(at: offset))
             directories.append(directory)
-            offset = Int(directory.next)
+            offset = directory.next
         }
         #expect(directories.count == plan.levels.count)
         for (level, directory) in zip(plan.levels, directories) {
-            #expect(directory.fields[254] == [level.depth == 0 ? 0 : 1])
-            #expect(directory.fields[256] == [UInt64(level.size.width)])
-            #expect(directory.fields[257] == [UInt64(level.size.height)])
-            #expect(directory.fields[259] == [7])
-            #expect(directory.fields[262] == [6])
-            #expect(directory.fields[530] == [2, 2])
-            #expect(directory.fields[322] == [64] && directory.fields[323] == [64])
-            let offsets = directory.fields[324] ?? [], counts = directory.fields[325] ?? []
+            #expect(directory.integers(254) == [level.depth == 0 ? 0 : 1])
+            #expect(directory.integers(256) == [UInt64(level.size.width)])
+            #expect(directory.integers(257) == [UInt64(level.size.height)])
+            #expect(directory.integers(259) == [7])
+            #expect(directory.integers(262) == [6])
+            #expect(directory.integers(530) == [2, 2])
+            #expect(directory.integers(322) == [64] && directory.integers(323) == [64])
+            let offsets = directory.integers(324) ?? [], counts = directory.integers(325) ?? []
             #expect(offsets.count == level.tileCount && counts.count == level.tileCount)
             for (start, count) in zip(offsets, counts) {
                 let tile = bytes[Int(start)..<Int(start + count)]
@@ -140,34 +123,62 @@ private func buildTIFF(format: TileFormat, pixelFormat: PixelFormat = .rgb8, lev
         #expect(plan.levels.map(\.scaleFactor) == [1, 2, 4, 8])
     }
 
-    @Test func pyramidalTIFFSubIFDsHangOffTheFirstDirectory() throws {
-        let (plan, bytes) = try buildTIFF(format: .png, pixelFormat: .rgba8, levels: .subIFDs)
-        let first = parseDirectory(bytes, at: Int(bytes[4]) | Int(bytes[5]) << 8 | Int(bytes[6]) << 16, big: false)
-        #expect(first.next == 0)
-        let subIFDs = first.fields[330] ?? []
-        #expect(subIFDs.count == plan.levels.count - 1)
-        for (level, offset) in zip(plan.levels.dropFirst(), subIFDs) {
-            let directory = parseDirectory(bytes, at: Int(offset), big: false)
-            #expect(directory.fields[254] == [1])
-            #expect(directory.fields[256] == [UInt64(level.size.width)])
-            #expect(directory.fields[259] == [8] && directory.fields[317] == [2])
-            #expect(directory.fields[277] == [4] && directory.fields[338] == [2])
+    /// The levels and tile places the walk reads from the directories' bytes are those libtiff reads.
+    @Test(arguments: [(PyramidalTIFFSink.LevelStorage.pages, false), (.pages, true), (.subIFDs, false)])
+    func theDirectoryWalkReadsWhatLibTIFFReads(storage: PyramidalTIFFSink.LevelStorage, big: Bool) throws {
+        let (plan, bytes) = try buildTIFF(format: .jpeg, levels: storage, classicLimit: big ? 0 : UInt64(UInt32.max))
+        let input = ImageInput.bytes(bytes, name: "pyramid.tif")
+        let file = try TIFFFile(reading: input, budget: .default)
+        var index = StoredTileReader.Index()
+        let pyramid = TIFFPyramid(file, full: plan.levels[0].size) { index.visit($0, fields: $1) }
+        #expect(pyramid.levels.map(\.size) == plan.levels.map(\.size))
+        let tiles = try #require(StoredTileReader(input: input, index: index, pyramid: pyramid))
+        #expect(tiles.levels.map(\.size) == plan.levels.map(\.size))
+        #expect(tiles.levels.map(\.offsets.count) == plan.levels.map(\.tileCount))
+        for (level, stored) in zip(pyramid.levels, tiles.levels) {
+            switch level.location {
+            case let .page(page): try file.selectPage(page)
+            case let .subIFD(offset): try file.selectSubIFD(at: offset)
+            }
+            #expect(file.u32(256) == UInt32(level.size.width) && file.u32(257) == UInt32(level.size.height))
+            for tile in stored.offsets.indices {
+                let range = file.byteRange(ofBlock: UInt32(tile))
+                #expect(range.offset == stored.offsets[tile] && range.count == stored.byteCounts[tile])
+            }
         }
     }
 
-    @Test func bigTIFFDirectoriesUseEightByteCountsAndOffsets() {
+    @Test func pyramidalTIFFSubIFDsHangOffTheFirstDirectory() throws {
+        let (plan, bytes) = try buildTIFF(format: .png, pixelFormat: .rgba8, levels: .subIFDs)
+        let reader = try #require(directoryReader(bytes))
+        let first = try #require(reader.directory(at: reader.firstOffset))
+        #expect(first.next == 0)
+        let subIFDs = first.integers(330) ?? []
+        #expect(subIFDs.count == plan.levels.count - 1)
+        for (level, offset) in zip(plan.levels.dropFirst(), subIFDs) {
+            let directory = try #require(reader.directory(at: offset))
+            #expect(directory.integers(254) == [1])
+            #expect(directory.integers(256) == [UInt64(level.size.width)])
+            #expect(directory.integers(259) == [8] && directory.integers(317) == [2])
+            #expect(directory.integers(277) == [4] && directory.integers(338) == [2])
+        }
+    }
+
+    @Test func bigTIFFDirectoriesUseEightByteCountsAndOffsets() throws {
         var directory = TIFFDirectory()
         directory.add(.tileOffsets, .offset, [16, 1 << 33, 7])
         directory.add(.imageWidth, .long, [70_000])
         directory.add(.bitsPerSample, .short, [8, 8, 8])
         for (variant, big) in [(TIFFDirectory.Variant.classic, false), (.big, true)] {
             let start = 100
-            let bytes = [UInt8](repeating: 0, count: start) + directory.serialized(at: UInt64(start), next: 4242, variant)
+            let header: [UInt8] = big ? [0x49, 0x49, 43, 0, 8, 0, 0, 0, 100, 0, 0, 0, 0, 0, 0, 0] : [0x49, 0x49, 42, 0, 100, 0, 0, 0]
+            let bytes = header + [UInt8](repeating: 0, count: start - header.count)
+                + directory.serialized(at: UInt64(start), next: 4242, variant)
             #expect(bytes.count - start == directory.byteCount(variant))
-            let parsed = parseDirectory(bytes, at: start, big: big)
-            #expect(parsed.fields[256] == [70_000])
-            #expect(parsed.fields[258] == [8, 8, 8])
-            #expect(parsed.fields[324] == (big ? [16, 1 << 33, 7] : [16, 0, 7]), "classic offsets are 32 bits")
+            let parsed = try #require(directoryReader(bytes)?.directory(at: UInt64(start)))
+            #expect(parsed.integers(256) == [70_000])
+            #expect(parsed.integers(258) == [8, 8, 8])
+            #expect(parsed.integers(324) == (big ? [16, 1 << 33, 7] : [16, 0, 7]), "classic offsets are 32 bits")
             #expect(parsed.next == 4242)
             let firstTag = Int(bytes[start + (big ? 8 : 2)]) | Int(bytes[start + (big ? 9 : 3)]) << 8
             #expect(firstTag == 256, "entries are sorted by tag")

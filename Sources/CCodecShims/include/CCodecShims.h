@@ -235,16 +235,9 @@ int tessera_tiff_get_u32(TIFF *tiff, uint32_t tag, uint32_t *value);
 /// TIFFGetFieldDefaulted for 16-bit tags.
 int tessera_tiff_get_u16_defaulted(TIFF *tiff, uint32_t tag, uint16_t *value);
 int tessera_tiff_get_extra_samples(TIFF *tiff, uint16_t *count, const uint16_t **types);
-int tessera_tiff_get_subifds(TIFF *tiff, uint16_t *count, const uint64_t **offsets);
 int tessera_tiff_get_colormap(TIFF *tiff, const uint16_t **red, const uint16_t **green, const uint16_t **blue);
 /// Whether the directory has an ICC profile (tag 34675).
 int tessera_tiff_has_icc_profile(TIFF *tiff);
-/// The current directory's JPEGTables (the quantization and Huffman tables its abbreviated JPEG tiles share),
-/// or 0 when it has none.
-int tessera_tiff_get_jpeg_tables(TIFF *tiff, uint32_t *count, const void **data);
-/// Copies the current directory's first `count` tile offsets and byte counts, read as whole arrays (one call each
-/// rather than two per tile); 0 when it is not tiled or has fewer tiles.
-int tessera_tiff_get_tile_ranges(TIFF *tiff, uint32_t count, uint64_t *offsets, uint64_t *byteCounts);
 
 /// TIFFSetField for tags taking one integer (16- or 32-bit tags and pseudo-tags such as JPEGCOLORMODE).
 int tessera_tiff_set_int(TIFF *tiff, uint32_t tag, int value);

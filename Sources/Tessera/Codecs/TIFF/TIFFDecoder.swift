@@ -35,11 +35,9 @@ final class TIFFDecoder: ImageDecoder, TiledRowDecoder {
         -> (properties: ImageProperties, shared: (any SharedDecoderState)?) {
         let file = try TIFFFile(reading: input, budget: budget)
         let pageCount = file.directoryCount
-        // Page 0's fields before the walk, which leaves another directory current.
-        try file.selectPage(0)
         let layout = try TIFFLayout(file), hasICCProfile = file.hasICCProfile
         var index = StoredTileReader.Index()
-        let pyramid = try TIFFPyramid(file, full: layout.size, pageCount: pageCount) { index.visit($0, in: file) }
+        let pyramid = TIFFPyramid(file, full: layout.size) { index.visit($0, fields: $1) }
         let properties = ImageProperties(format: .tiff, width: layout.width, height: layout.height,
                                          channels: layout.samplesPerPixel, bitDepth: layout.bitsPerSample,
                                          colorModel: layout.colorModel, hasAlpha: layout.alphaSample != nil,
@@ -72,7 +70,7 @@ final class TIFFDecoder: ImageDecoder, TiledRowDecoder {
         if request.scale == 1 {
             try file.selectPage(request.page)
         } else {
-            let pyramid = try TIFFPyramid(file, full: properties.size, pageCount: file.directoryCount)
+            let pyramid = TIFFPyramid(file, full: properties.size)
             guard request.page == 0, let level = pyramid.levels.first(where: {
                 TIFFPyramid.matches($0.size, full: properties.size, factor: request.scale)
             }) else {

@@ -13,11 +13,15 @@ final class TIFFFile {
     let handle: OpaquePointer
     /// The cursor the file is read through, kept alive as long as the handle (nil when writing).
     private let cursor: ReadCursor?
+    /// The file's directories read from its bytes, for walks that need only a few of their fields (nil when
+    /// writing, or when the header is not TIFF's).
+    let directories: TIFFDirectoryReader?
     /// The page whose directory libtiff holds (it reads the first on opening); nil while a SubIFD is current, and
     /// when writing. Selecting it again would read the directory again: some 20 us of libtiff's each time.
     private var currentPage: Int?
 
-    private init(state: OpaquePointer?, name: String, byteCount: Int, writing: Bool, cursor: ReadCursor? = nil) throws {
+    private init(state: OpaquePointer?, name: String, byteCount: Int, writing: Bool, cursor: ReadCursor? = nil,
+                 directories: TIFFDirectoryReader? = nil) throws {
         guard let state else { throw TesseraError.io(path: name, detail: "out of memory opening the TIFF") }
         guard let handle = tessera_tiff_handle(state) else {
             let message = String(cString: tessera_tiff_message(state))
@@ -31,6 +35,7 @@ final class TIFFFile {
         self.name = name
         self.byteCount = byteCount
         self.cursor = cursor
+        self.directories = directories
         currentPage = writing ? nil : 0
     }
 
@@ -49,7 +54,11 @@ final class TIFFFile {
             let state = bytes.withUnsafeBufferPointer {
                 tessera_tiff_open_memory($0.baseAddress, $0.count, name, Int64(budget.limit))
             }
-            try self.init(state: state, name: name, byteCount: bytes.count, writing: false)
+            let directories = TIFFDirectoryReader(maxValueBytes: budget.limit) { offset, count in
+                guard offset < UInt64(bytes.count) else { return [] }
+                return Array(bytes[Int(offset)..<min(bytes.count, Int(offset) + count)])
+            }
+            try self.init(state: state, name: name, byteCount: bytes.count, writing: false, directories: directories)
         }
     }
 
@@ -59,7 +68,13 @@ final class TIFFFile {
         let state = tessera_tiff_open_client(Unmanaged.passUnretained(cursor).toOpaque(), ReadCursor.readCallback,
                                              ReadCursor.seekCallback, ReadCursor.sizeCallback, name, mode,
                                              Int64(budget.limit))
-        try self.init(state: state, name: name, byteCount: file.byteCount, writing: false, cursor: cursor)
+        let directories = TIFFDirectoryReader(maxValueBytes: budget.limit) { offset, count in
+            var bytes = [UInt8](repeating: 0, count: count)
+            let got = try bytes.withUnsafeMutableBytes { try file.read(into: $0, at: Int(offset), readAhead: 0) }
+            return Array(bytes[..<got])
+        }
+        try self.init(state: state, name: name, byteCount: file.byteCount, writing: false, cursor: cursor,
+                      directories: directories)
     }
 
     /// Opens `descriptor` for writing (libtiff closes it); `bigTIFF` selects 64-bit offsets.
@@ -139,14 +154,6 @@ final class TIFFFile {
         return Array(UnsafeBufferPointer(start: types, count: Int(count)))
     }
 
-    /// The offsets of the current directory's SubIFDs (reduced-resolution levels in pyramidal files).
-    func subIFDOffsets() -> [UInt64] {
-        var count: UInt16 = 0
-        var offsets: UnsafePointer<UInt64>?
-        guard tessera_tiff_get_subifds(handle, &count, &offsets) != 0, let offsets else { return [] }
-        return Array(UnsafeBufferPointer(start: offsets, count: Int(count)))
-    }
-
     /// The colour map's red, green and blue tables of `2^bits` 16-bit entries each.
     func colorMap(entries: Int) -> [[UInt16]]? {
         var red: UnsafePointer<UInt16>?, green: UnsafePointer<UInt16>?, blue: UnsafePointer<UInt16>?
@@ -188,15 +195,6 @@ final class TIFFFile {
     /// Where strip or tile `number` of the current directory is stored: its first byte and its byte count.
     func byteRange(ofBlock number: UInt32) -> (offset: UInt64, count: UInt64) {
         (TIFFGetStrileOffset(handle, number), TIFFGetStrileByteCount(handle, number))
-    }
-
-    /// Where the current directory's first `count` tiles are stored, each one's first byte and byte count; nil
-    /// when it is not tiled or has fewer tiles.
-    func tileRanges(count: Int) -> (offsets: [UInt64], byteCounts: [UInt64])? {
-        guard count >= 0, count <= Int(UInt32.max) else { return nil }
-        var offsets = [UInt64](repeating: 0, count: count), byteCounts = [UInt64](repeating: 0, count: count)
-        guard tessera_tiff_get_tile_ranges(handle, UInt32(count), &offsets, &byteCounts) != 0 else { return nil }
-        return (offsets, byteCounts)
     }
 
     // MARK: - Directories

@@ -1,4 +1,3 @@
-import CCodecShims
 import CTIFF
 import Foundation
 
@@ -27,38 +26,36 @@ public final class StoredTileReader: Sendable {
     private let input: ImageInput
     private let descriptor: Int32
 
-    /// What a walk of a TIFF's directories learns of its JPEG-tiled levels: each level's field values read while
-    /// `TIFFPyramid` has its directory current, so that the pyramid's properties and its stored tiles come from
+    /// What a walk of a TIFF's directories learns of its JPEG-tiled levels: each level's field values read from
+    /// the directory `TIFFPyramid` visits it with, so that the pyramid's properties and its stored tiles come from
     /// one opening of the file and one walk of its directories.
     struct Index {
         /// A level's stored tiles, and their side (each level's own; the reader keeps those of one side).
         private var found: [(level: Level, side: Int)] = []
         private var full: Size?
 
-        /// Reads the tiles' places of `level`, whose directory is current in `file`, when it stores 8-bit gray or
-        /// YCbCr JPEG tiles, square, at a power-of-two reduction of the first level visited (full resolution).
-        mutating func visit(_ level: TIFFPyramid.Level, in file: TIFFFile) {
+        /// Reads the tiles' places of `level` from its directory's `fields` when it stores 8-bit gray or YCbCr
+        /// JPEG tiles, square, at a power-of-two reduction of the first level visited (full resolution).
+        mutating func visit(_ level: TIFFPyramid.Level, fields: TIFFDirectoryReader.Fields) {
             let full = self.full ?? level.size
             self.full = full
-            guard TIFFIsTiled(file.handle) != 0, file.u16(TIFFTAG_COMPRESSION) == 7,
-                  [1, 6].contains(file.u16(TIFFTAG_PHOTOMETRIC)), file.u16Defaulted(TIFFTAG_BITSPERSAMPLE) == 8,
-                  let width = file.u32(TIFFTAG_TILEWIDTH), let height = file.u32(TIFFTAG_TILELENGTH), width == height,
-                  width > 0 else { return }
+            guard fields.integer(TIFFTAG_COMPRESSION) == 7,
+                  let photometric = fields.integer(TIFFTAG_PHOTOMETRIC), [1, 6].contains(photometric),
+                  fields.integer(TIFFTAG_BITSPERSAMPLE) ?? 1 == 8,
+                  let width = fields.integer(TIFFTAG_TILEWIDTH), let height = fields.integer(TIFFTAG_TILELENGTH),
+                  width == height, width > 0, width <= 1 << 16 else { return }
             // A level halved rounding up is not the full width divided by its own (7001 / 3501 is 1).
             guard let scale = (0..<31).lazy.map({ 1 << $0 })
                 .first(where: { TIFFPyramid.matches(level.size, full: full, factor: $0) }) else { return }
             let side = Int(width)
             let columns = (level.size.width + side - 1) / side
             let rows = (level.size.height + side - 1) / side
-            guard let ranges = file.tileRanges(count: columns * rows) else { return }
-            var count: UInt32 = 0
-            var data: UnsafeRawPointer?
-            var tables: [UInt8] = []
-            if tessera_tiff_get_jpeg_tables(file.handle, &count, &data) != 0, let data {
-                tables = Array(UnsafeRawBufferPointer(start: data, count: Int(count)).dropLast(2))
-            }
-            found.append((Level(scale: scale, size: level.size, columns: columns, offsets: ranges.offsets,
-                                byteCounts: ranges.byteCounts, tables: tables), side))
+            guard let offsets = fields.integers(TIFFTAG_TILEOFFSETS, count: columns * rows),
+                  let byteCounts = fields.integers(TIFFTAG_TILEBYTECOUNTS, count: columns * rows) else { return }
+            // The shared tables, less their end-of-image marker.
+            let tables = fields.bytes(TIFFTAG_JPEGTABLES).map { $0.count > 4 ? Array($0.dropLast(2)) : [] } ?? []
+            found.append((Level(scale: scale, size: level.size, columns: columns, offsets: offsets,
+                                byteCounts: byteCounts, tables: tables), side))
         }
 
         /// The levels in `pyramid`'s order (largest first) whose tiles have the side of the first of them.

@@ -24,43 +24,51 @@ struct TIFFPyramid {
     private static let maximumLevels = 33
 
     /// Scans `file`'s directories from page 0, of `full` pixels (its `TIFFLayout`'s size, which every caller has
-    /// read), leaving the last one read current. A reduced level that cannot be read ends the scan rather than
-    /// failing it: page 0 stays readable whatever follows it. `visit` is called with each level while its directory
-    /// is current (page 0 first, then the reductions in the order the file holds them), so that a reader of the
-    /// levels' fields (`StoredTileReader.Index`) needs no walk of its own.
-    init(_ file: TIFFFile, full: Size, pageCount: Int, visit: (Level) -> Void = { _ in }) throws {
-        try file.selectPage(0)
+    /// read), from their bytes (`TIFFDirectoryReader`): libtiff's current directory is left as it was. A reduced
+    /// level that cannot be read ends the scan rather than failing it: page 0 stays readable whatever follows it.
+    /// `visit` is called with each level and its directory's fields (page 0 first, then the reductions in the order
+    /// the file holds them), so that a reader of the levels' fields (`StoredTileReader.Index`) needs no walk of its
+    /// own.
+    init(_ file: TIFFFile, full: Size, visit: (Level, TIFFDirectoryReader.Fields) -> Void = { _, _ in }) {
+        levels = Self.walk(file, full: full, visit: visit)
+    }
+
+    private static func walk(_ file: TIFFFile, full: Size, visit: (Level, TIFFDirectoryReader.Fields) -> Void) -> [Level] {
         var levels = [Level(size: full, location: .page(0))]
-        visit(levels[0])
-        let subIFDs = file.subIFDOffsets().prefix(Self.maximumLevels)
-        if !subIFDs.isEmpty {
+        guard let reader = file.directories, let first = reader.directory(at: reader.firstOffset) else { return levels }
+        visit(levels[0], first)
+        let subIFDs = first.integers(TIFFTAG_SUBIFD, count: min(first.count(of: TIFFTAG_SUBIFD) ?? 0, maximumLevels))
+        if let subIFDs, !subIFDs.isEmpty {
             var reduced: [Level] = []
             for offset in subIFDs {
-                guard (try? file.selectSubIFD(at: offset)) != nil, let size = Self.imageSize(file) else { break }
+                guard let fields = reader.directory(at: offset), let size = imageSize(fields) else { break }
                 if size.width < full.width || size.height < full.height {
                     reduced.append(Level(size: size, location: .subIFD(offset: offset)))
-                    visit(reduced[reduced.count - 1])
+                    visit(reduced[reduced.count - 1], fields)
                 }
             }
             levels += reduced.sorted { $0.size.area > $1.size.area }
         } else {
-            for page in 1..<max(1, min(pageCount, Self.maximumLevels)) {
+            var directory = first
+            for page in 1..<maximumLevels {
                 let previous = levels[levels.count - 1].size
-                guard (try? file.selectPage(page)) != nil, let size = Self.imageSize(file),
-                      Self.isHalf(size.width, of: previous.width), Self.isHalf(size.height, of: previous.height) else {
+                guard let next = reader.directory(at: directory.next), let size = imageSize(next),
+                      isHalf(size.width, of: previous.width), isHalf(size.height, of: previous.height) else {
                     break
                 }
                 levels.append(Level(size: size, location: .page(page)))
-                visit(levels[levels.count - 1])
+                visit(levels[levels.count - 1], next)
+                directory = next
             }
         }
-        self.levels = levels
+        return levels
     }
 
-    /// The current directory's size, without the checks `TIFFLayout` makes for decoding it.
-    private static func imageSize(_ file: TIFFFile) -> Size? {
-        guard let width = file.u32(TIFFTAG_IMAGEWIDTH), let height = file.u32(TIFFTAG_IMAGELENGTH),
-              width > 0, height > 0 else { return nil }
+    /// A directory's size, without the checks `TIFFLayout` makes for decoding it.
+    private static func imageSize(_ fields: TIFFDirectoryReader.Fields) -> Size? {
+        guard let width = fields.integer(TIFFTAG_IMAGEWIDTH),
+              let height = fields.integer(TIFFTAG_IMAGELENGTH),
+              width > 0, height > 0, width <= UInt64(UInt32.max), height <= UInt64(UInt32.max) else { return nil }
         return Size(width: Int(width), height: Int(height))
     }
 

@@ -1,0 +1,173 @@
+/// Reads TIFF image file directories (IFDs) from the file's bytes, classic TIFF or BigTIFF, in either byte order:
+/// the fields a walk of a pyramid's levels (`TIFFPyramid`) and the index of their JPEG tiles
+/// (`StoredTileReader.Index`) need. libtiff reads a directory whole and sorts its table of known fields twice
+/// doing so (once for the directory, once for its codec's): about 100,000 instructions a directory, half of what a
+/// six-level pyramid's first info.json cost. Pixels, and every field a decode needs, are still read by libtiff
+/// (`TIFFFile`, `TIFFLayout`); this reads no more than a directory's entries and the values asked of it.
+///
+/// Anything that does not parse (a header not TIFF's, a directory or a value past the file's end, a count of
+/// values larger than `maxValueBytes` allows, a failed read) is nil, never an error: a walk ends at the directory
+/// that cannot be read, as it did where libtiff could not read one.
+struct TIFFDirectoryReader {
+    /// Reads `count` bytes from byte `offset` of the file: fewer only at its end, none past it.
+    typealias Read = (_ offset: UInt64, _ count: Int) throws -> [UInt8]
+
+    /// One directory's entries (the first entry of a tag counts, as in libtiff) and the offset of the next.
+    /// Tags are libtiff's constants (`TIFFTAG_IMAGEWIDTH`); its pseudo-tags, past 16 bits, are never in a file.
+    struct Fields {
+        /// Where the next directory of the chain is, 0 at its end.
+        let next: UInt64
+        private let reader: TIFFDirectoryReader
+        /// The directory's entries as stored, 12 or 20 bytes each, then the next directory's offset.
+        private let entries: [UInt8]
+
+        fileprivate init(next: UInt64, reader: TIFFDirectoryReader, entries: [UInt8]) {
+            self.next = next
+            self.reader = reader
+            self.entries = entries
+        }
+
+        /// Whether the directory has an entry for `tag`.
+        func has(_ tag: Int32) -> Bool { entry(tag) != nil }
+
+        /// How many values the entry for `tag` holds, or nil without one.
+        func count(of tag: Int32) -> Int? {
+            guard let entry = entry(tag) else { return nil }
+            return entry.count <= UInt64(Int.max) ? Int(entry.count) : nil
+        }
+
+        /// The first value of an unsigned integer field (BYTE, SHORT, LONG, LONG8, IFD or IFD8), or nil.
+        func integer(_ tag: Int32) -> UInt64? { integers(tag, count: 1)?.first }
+
+        /// The first `count` values (all of them when nil) of an unsigned integer field; nil without the field,
+        /// with fewer values, another type, or values that cannot be read.
+        func integers(_ tag: Int32, count: Int? = nil) -> [UInt64]? {
+            guard let entry = entry(tag), let size = Self.integerSizes[entry.type] else { return nil }
+            let wanted = count ?? self.count(of: tag) ?? -1
+            guard wanted >= 0, UInt64(wanted) <= entry.count,
+                  let bytes = values(of: entry, size: size, count: wanted) else { return nil }
+            return switch size {
+            case 1: bytes.map(UInt64.init)
+            case 2: reader.unsigned(bytes, as: UInt16.self)
+            case 4: reader.unsigned(bytes, as: UInt32.self)
+            default: reader.unsigned(bytes, as: UInt64.self)
+            }
+        }
+
+        /// The bytes of a field of 8-bit values (BYTE, ASCII, SBYTE or UNDEFINED: JPEGTables), or nil.
+        func bytes(_ tag: Int32) -> [UInt8]? {
+            guard let entry = entry(tag), [1, 2, 6, 7].contains(entry.type), entry.count <= UInt64(Int.max) else {
+                return nil
+            }
+            return values(of: entry, size: 1, count: Int(entry.count))
+        }
+
+        /// An entry: its type, its count and where its value field (inline values, or their offset) starts.
+        private func entry(_ tag: Int32) -> (type: UInt16, count: UInt64, field: Int)? {
+            // An entry's count and value field, and the next directory's offset after the entries, are words.
+            let word = reader.isBig ? 8 : 4, entrySize = 4 + 2 * word
+            // A directory's few entries are searched in order: no table is built for a dozen lookups.
+            guard let tag = UInt16(exactly: tag), let at = stride(from: 0, to: entries.count - word, by: entrySize)
+                .first(where: { reader.unsigned(entries, at: $0, size: 2) == tag }) else { return nil }
+            return (UInt16(reader.unsigned(entries, at: at + 2, size: 2)),
+                    reader.unsigned(entries, at: at + 4, size: word), at + 4 + word)
+        }
+
+        /// The first `count` values, `size` bytes each, of `entry`: from its value field when all its values fit
+        /// there, else from the offset it holds.
+        private func values(of entry: (type: UInt16, count: UInt64, field: Int), size: Int, count: Int) -> [UInt8]? {
+            let (bytes, overflow) = count.multipliedReportingOverflow(by: size)
+            guard !overflow, bytes <= reader.maxValueBytes else { return nil }
+            let fieldSize = reader.isBig ? 8 : 4
+            if entry.count <= UInt64(fieldSize / size) {
+                return Array(entries[entry.field..<entry.field + bytes])
+            }
+            let offset = reader.unsigned(entries, at: entry.field, size: fieldSize)
+            guard let data = reader.bytes(at: offset, count: bytes), data.count == bytes else { return nil }
+            return data
+        }
+
+        /// The bytes of each unsigned integer type's values: BYTE, SHORT, LONG, IFD, LONG8 and IFD8.
+        private static let integerSizes: [UInt16: Int] = [1: 1, 3: 2, 4: 4, 13: 4, 16: 8, 18: 8]
+    }
+
+    private let read: Read
+    private let isBigEndian: Bool
+    /// BigTIFF: 8-byte counts and offsets, 20-byte entries.
+    fileprivate let isBig: Bool
+    /// Where the first directory (page 0) is.
+    let firstOffset: UInt64
+    /// The most bytes the values of one field may take (a level's tile offsets are its largest).
+    fileprivate let maxValueBytes: Int
+
+    /// The largest number of entries a directory may have, as libtiff allows.
+    private static let maxEntries: UInt64 = 0xFFFF
+
+    /// A reader of the TIFF that `read` reads, or nil when its header is not TIFF's or cannot be read.
+    init?(maxValueBytes: Int, read: @escaping Read) {
+        guard let header = try? read(0, 16), header.count >= 8 else { return nil }
+        switch (header[0], header[1]) {
+        case (0x49, 0x49): isBigEndian = false
+        case (0x4D, 0x4D): isBigEndian = true
+        default: return nil
+        }
+        self.read = read
+        self.maxValueBytes = maxValueBytes
+        let order = isBigEndian
+        func unsigned(at: Int, size: Int) -> UInt64 { Self.unsigned(header, at: at, size: size, bigEndian: order) }
+        switch unsigned(at: 2, size: 2) {
+        case 42:
+            isBig = false
+            firstOffset = unsigned(at: 4, size: 4)
+        case 43:
+            // BigTIFF: the offsets' size (8) and a reserved 0, then the first directory's 8-byte offset.
+            guard header.count == 16, unsigned(at: 4, size: 2) == 8, unsigned(at: 6, size: 2) == 0 else { return nil }
+            isBig = true
+            firstOffset = unsigned(at: 8, size: 8)
+        default:
+            return nil
+        }
+    }
+
+    /// The directory at byte `offset`, or nil when it cannot be read (none at 0, no entries, more than libtiff
+    /// allows, or not all in the file).
+    func directory(at offset: UInt64) -> Fields? {
+        let countSize = isBig ? 8 : 2, entrySize = isBig ? 20 : 12, offsetSize = isBig ? 8 : 4
+        guard offset > 0, let head = bytes(at: offset, count: countSize), head.count == countSize else { return nil }
+        let count = unsigned(head, at: 0, size: countSize)
+        guard count > 0, count <= Self.maxEntries else { return nil }
+        let length = Int(count) * entrySize + offsetSize
+        guard let body = bytes(at: offset + UInt64(countSize), count: length), body.count == length else { return nil }
+        return Fields(next: unsigned(body, at: length - offsetSize, size: offsetSize), reader: self, entries: body)
+    }
+
+    /// `count` bytes from `offset`, or nil when the offset is past what a file can have or the read fails.
+    fileprivate func bytes(at offset: UInt64, count: Int) -> [UInt8]? {
+        guard offset <= UInt64(Int.max) - UInt64(count) else { return nil }
+        return try? read(offset, count)
+    }
+
+    /// The unsigned integer of `size` bytes (1, 2, 4 or 8) at `at` in `bytes`, in the file's byte order.
+    fileprivate func unsigned(_ bytes: [UInt8], at: Int, size: Int) -> UInt64 {
+        Self.unsigned(bytes, at: at, size: size, bigEndian: isBigEndian)
+    }
+
+    /// Every value of `bytes`, read as `T`s in the file's byte order.
+    fileprivate func unsigned<T: FixedWidthInteger & UnsignedInteger>(_ bytes: [UInt8], as: T.Type) -> [UInt64] {
+        let size = MemoryLayout<T>.size, isBigEndian = isBigEndian
+        return bytes.withUnsafeBytes { raw in
+            (0..<bytes.count / size).map { index in
+                let value = raw.loadUnaligned(fromByteOffset: index * size, as: T.self)
+                return UInt64(isBigEndian ? T(bigEndian: value) : T(littleEndian: value))
+            }
+        }
+    }
+
+    private static func unsigned(_ bytes: [UInt8], at: Int, size: Int, bigEndian: Bool) -> UInt64 {
+        var value: UInt64 = 0
+        for byte in 0..<size {
+            value |= UInt64(bytes[at + byte]) << (8 * UInt64(bigEndian ? size - 1 - byte : byte))
+        }
+        return value
+    }
+}

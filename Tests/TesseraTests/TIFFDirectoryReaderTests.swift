@@ -1,0 +1,64 @@
+import Testing
+@testable import Tessera
+
+/// The TIFF directory reader that walks pyramids: both byte orders and both offset sizes, values inline and
+/// apart, and nil (never a trap) for whatever is not there.
+@Suite struct TIFFDirectoryReaderTests {
+    /// A big-endian classic TIFF of two chained directories, written by hand: a SHORT and a LONG inline, three
+    /// LONGs and 6 bytes stored apart, then a directory of one entry that ends the chain.
+    private static let bigEndian: [UInt8] = {
+        func short(_ value: Int) -> [UInt8] { [UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
+        func long(_ value: Int) -> [UInt8] { short(value >> 16) + short(value) }
+        let first = 8, values = first + 2 + 4 * 12 + 4, second = values + 12 + 6
+        var bytes: [UInt8] = [0x4D, 0x4D] + short(42) + long(first)
+        bytes += short(4)
+        bytes += short(256) + short(3) + long(1) + short(300) + short(0)
+        bytes += short(257) + short(4) + long(1) + long(70_000)
+        bytes += short(324) + short(4) + long(3) + long(values)
+        bytes += short(347) + short(7) + long(6) + long(values + 12)
+        bytes += long(second)
+        bytes += long(16) + long(1 << 31) + long(7)
+        bytes += [0xFF, 0xD8, 1, 2, 0xFF, 0xD9]
+        bytes += short(1) + short(256) + short(3) + long(1) + short(150) + short(0) + long(0)
+        return bytes
+    }()
+
+    @Test func readsABigEndianChainOfDirectories() throws {
+        let reader = try #require(directoryReader(Self.bigEndian))
+        let first = try #require(reader.directory(at: reader.firstOffset))
+        #expect(first.integer(256) == 300)
+        #expect(first.integer(257) == 70_000)
+        #expect(first.integers(324) == [16, 1 << 31, 7])
+        #expect(first.integers(324, count: 2) == [16, 1 << 31])
+        #expect(first.integers(324, count: 4) == nil, "fewer values than asked for")
+        #expect(first.bytes(347) == [0xFF, 0xD8, 1, 2, 0xFF, 0xD9])
+        #expect(first.bytes(256) == nil, "a SHORT is not bytes")
+        #expect(first.integer(347) == nil, "nor UNDEFINED an integer")
+        #expect(!first.has(258) && first.integer(258) == nil)
+        let second = try #require(reader.directory(at: first.next))
+        #expect(second.integer(256) == 150)
+        #expect(second.next == 0 && reader.directory(at: second.next) == nil)
+    }
+
+    @Test func whatIsNotThereIsNil() throws {
+        let bytes = Self.bigEndian
+        #expect(directoryReader(Array("not a TIFF".utf8)) == nil)
+        #expect(directoryReader(Array(bytes.prefix(6))) == nil, "a header cut short")
+        #expect(directoryReader([0x49, 0x49, 43, 0, 4, 0, 0, 0] + [UInt8](repeating: 0, count: 8)) == nil,
+                "BigTIFF with 4-byte offsets")
+        let reader = try #require(directoryReader(bytes))
+        #expect(reader.directory(at: UInt64(bytes.count)) == nil, "past the end")
+        #expect(reader.directory(at: UInt64(bytes.count - 8)) == nil, "entries past the end")
+        #expect(reader.directory(at: .max) == nil, "past any file")
+        #expect(reader.directory(at: 4) == nil, "no entries: the bytes there count 0")
+        // The values stored apart cut off: the directory reads, its values do not.
+        let cut = try #require(directoryReader(Array(bytes.prefix(70)))?.directory(at: 8))
+        #expect(cut.integer(256) == 300 && cut.integers(324) == nil && cut.bytes(347) == nil)
+        // More values than the reader may hold.
+        let small = try #require(TIFFDirectoryReader(maxValueBytes: 8) { offset, count in
+            Array(bytes[Int(offset)..<min(bytes.count, Int(offset) + count)])
+        }?.directory(at: 8))
+        #expect(small.integers(324) == nil && small.integers(324, count: 2) == [16, 1 << 31])
+        #expect(small.integer(1 << 16 | 256) == nil, "libtiff's pseudo-tags are never in a file")
+    }
+}
