@@ -235,15 +235,17 @@ enum JPEGCoefficientCrop {
         mutating func extend(into block: UnsafeMutablePointer<Int16>, column: Int, row: Int) throws {
             let sourceColumn = min(column, lastColumn), sourceRow = min(row, lastRow)
             let slot = try decoded(column: sourceColumn, row: sourceRow)
-            let real = real, table = table
+            let table = table
+            // The last real sample's lane and row in the source block; past them, it is repeated: past its lane in
+            // the block holding the edge, in every lane of a block wholly past it (and likewise down).
+            let lastLane = min(7, real.width - 1 - 8 * sourceColumn), lastLine = min(7, real.height - 1 - 8 * sourceRow)
+            let repeated = SIMD8<Int32>(0, 1, 2, 3, 4, 5, 6, 7) .> Int32(column == sourceColumn ? lastLane : -1)
             decodedRows.withUnsafeBufferPointer { decoded in
                 withUnsafeTemporaryAllocation(of: SIMD8<Float>.self, capacity: 16) { scratch in
                     let samples = scratch.baseAddress!, coefficients = samples + 8
-                    // Each lane's source sample in its row: its own, or the last real one.
-                    var lanes = SIMD8<Int32>()
-                    for x in 0..<8 { lanes[x] = Int32(min(8 * column + x, real.width - 1) - 8 * sourceColumn) }
                     for y in 0..<8 {
-                        samples[y] = decoded[8 * slot + min(8 * row + y, real.height - 1) - 8 * sourceRow][lanes]
+                        let line = decoded[8 * slot + (row == sourceRow ? min(y, lastLine) : lastLine)]
+                        samples[y] = line.replacing(with: line[lastLane], where: repeated)
                     }
                     DCT8.forward(samples, into: coefficients)
                     for v in 0..<8 {

@@ -82,54 +82,13 @@ enum JPEGEntropySplice {
             let unstuffed = Self.unstuffed(data)
             defer { unstuffed.bytes.deallocate() }
             let components = sampling.count
-            // Each component's decoded blocks, `blocksAcross` to a row.
+            // Each component's decoded blocks, `blocksAcross` to a row: every block's DC, and all 64 coefficients
+            // only of the blocks coded again (the MCU columns and rows along the new edge). The rest are copied
+            // as coded, so their AC coefficients are walked past, not stored, and their memory never touched.
             let planeCounts = (0..<components).map { blocksAcross[$0] * rows * sampling[$0].vertical * 64 }
             let coefficients = UnsafeMutablePointer<Int16>.allocate(capacity: planeCounts.reduce(0, +))
             defer { coefficients.deallocate() }
-            coefficients.initialize(repeating: 0, count: planeCounts.reduce(0, +))
             let planes = (0..<components).map { coefficients + planeCounts[..<$0].reduce(0, +) }
-            // Where each MCU's blocks of each component start (MCU after MCU, then the end of the last), and where
-            // the first of them has its AC codes, after its DC difference.
-            var starts = [Int](repeating: 0, count: rows * sourceMCUs.across * components + 1)
-            var afterDC = [Int](repeating: 0, count: rows * sourceMCUs.across * components)
-            var cursor = JPEGBitCursor(bytes: unstuffed.bytes, bitCount: unstuffed.bitCount)
-            let dc = scan.dcTables.map(\.lookup), ac = scan.acTables.map(\.lookup), order = JPEGScanState.naturalOrder
-            var predictions = [Int](repeating: 0, count: components)
-            for mcu in 0..<rows * sourceMCUs.across {
-                let (across, down) = (mcu % sourceMCUs.across, mcu / sourceMCUs.across)
-                for c in 0..<components {
-                    let (horizontal, vertical) = sampling[c]
-                    starts[mcu * components + c] = cursor.position
-                    var dcEnd = 0
-                    for v in 0..<vertical {
-                        for h in 0..<horizontal {
-                            let block = planes[c] + ((down * vertical + v) * blocksAcross[c] + across * horizontal + h) * 64
-                            guard Self.decode(into: block, from: &cursor, dc: dc[c], ac: ac[c], order: order,
-                                              prediction: &predictions[c], dcEnd: &dcEnd), !cursor.overran
-                            else { return nil }
-                            if v == 0 && h == 0 { afterDC[mcu * components + c] = dcEnd }
-                        }
-                    }
-                }
-            }
-            starts[rows * sourceMCUs.across * components] = cursor.position
-            do {
-                return try write(planes: planes, starts: starts, afterDC: afterDC, bits: unstuffed.bytes)
-            } catch is Declined {
-                return nil
-            }
-        }
-
-        /// The corner's MCUs in order: copied where the source codes the same blocks from the same prediction; where
-        /// only the prediction differs, each component's first DC difference coded again and the rest copied; coded
-        /// again where the blocks change.
-        private func write(planes: [UnsafeMutablePointer<Int16>], starts: [Int], afterDC: [Int],
-                           bits: UnsafePointer<UInt8>) throws -> [UInt8] {
-            let components = sampling.count
-            let encoding = (scan.dcTables.map(\.lookup.encodingTable), scan.acTables.map(\.lookup.encodingTable))
-            var writer = JPEGBitWriter(bits: starts.last!)
-            var predictions = [Int](repeating: 0, count: components)
-            var block = [Int16](repeating: 0, count: 64)
             var edges = (0..<components).map { c in
                 let plane = planes[c], across = blocksAcross[c], down = rows * sampling[c].vertical
                 return JPEGCoefficientCrop.EdgeBlocks(
@@ -140,12 +99,7 @@ enum JPEGEntropySplice {
                     return UnsafePointer(plane + (row * across + column) * 64)
                 }
             }
-            /// The DC of the last block of component `c` in the source's MCU at `across`, `down`.
-            func lastDC(_ c: Int, _ across: Int, _ down: Int) -> Int {
-                let (horizontal, vertical) = sampling[c]
-                return Int(planes[c][(((down + 1) * vertical - 1) * blocksAcross[c] + (across + 1) * horizontal - 1) * 64])
-            }
-            // The MCU columns and rows holding a block that meets the edge, in any component.
+            // The MCU columns and rows holding a block that meets the edge, in any component: coded again.
             let editedColumns = (0..<mcus.across).map { across in
                 (0..<components).contains { c in
                     (0..<sampling[c].horizontal).contains { edges[c].columnMeetsEdge(across * sampling[c].horizontal + $0) }
@@ -155,6 +109,65 @@ enum JPEGEntropySplice {
                 (0..<components).contains { c in
                     (0..<sampling[c].vertical).contains { edges[c].rowMeetsEdge(down * sampling[c].vertical + $0) }
                 }
+            }
+            // Kept whole: those, and the MCU column and row holding each component's last real blocks, which the
+            // edge's are made from (at a block's boundary, not among the edited).
+            var keptColumns = editedColumns, keptRows = editedRows
+            for (c, edge) in edges.enumerated() {
+                if edge.asked.width > edge.real.width { keptColumns[edge.lastColumn / sampling[c].horizontal] = true }
+                if edge.asked.height > edge.real.height { keptRows[edge.lastRow / sampling[c].vertical] = true }
+            }
+            // Where each MCU's blocks of each component start (MCU after MCU, then the end of the last), and where
+            // the first of them has its AC codes, after its DC difference.
+            var starts = [Int](repeating: 0, count: rows * sourceMCUs.across * components + 1)
+            var afterDC = [Int](repeating: 0, count: rows * sourceMCUs.across * components)
+            var cursor = JPEGBitCursor(bytes: unstuffed.bytes, bitCount: unstuffed.bitCount)
+            let dc = scan.dcTables.map(\.lookup), ac = scan.acTables.map(\.lookup), order = JPEGScanState.naturalOrder
+            var predictions = [Int](repeating: 0, count: components)
+            for mcu in 0..<rows * sourceMCUs.across {
+                let (across, down) = (mcu % sourceMCUs.across, mcu / sourceMCUs.across)
+                let keeping = across < mcus.across && (keptColumns[across] || keptRows[down])
+                for c in 0..<components {
+                    let (horizontal, vertical) = sampling[c]
+                    starts[mcu * components + c] = cursor.position
+                    var dcEnd = 0
+                    for v in 0..<vertical {
+                        for h in 0..<horizontal {
+                            let block = planes[c] + ((down * vertical + v) * blocksAcross[c] + across * horizontal + h) * 64
+                            if keeping { block.initialize(repeating: 0, count: 64) }
+                            guard Self.decode(into: block, from: &cursor, dc: dc[c], ac: ac[c], order: order,
+                                              keeping: keeping, prediction: &predictions[c], dcEnd: &dcEnd),
+                                  !cursor.overran
+                            else { return nil }
+                            if v == 0 && h == 0 { afterDC[mcu * components + c] = dcEnd }
+                        }
+                    }
+                }
+            }
+            starts[rows * sourceMCUs.across * components] = cursor.position
+            do {
+                return try write(planes: planes, edges: &edges, editedColumns: editedColumns, editedRows: editedRows,
+                                 starts: starts, afterDC: afterDC, bits: unstuffed.bytes)
+            } catch is Declined {
+                return nil
+            }
+        }
+
+        /// The corner's MCUs in order: copied where the source codes the same blocks from the same prediction; where
+        /// only the prediction differs, each component's first DC difference coded again and the rest copied; coded
+        /// again where the blocks change.
+        private func write(planes: [UnsafeMutablePointer<Int16>], edges: inout [JPEGCoefficientCrop.EdgeBlocks],
+                           editedColumns: [Bool], editedRows: [Bool], starts: [Int], afterDC: [Int],
+                           bits: UnsafePointer<UInt8>) throws -> [UInt8] {
+            let components = sampling.count
+            let encoding = (scan.dcTables.map(\.lookup.encodingTable), scan.acTables.map(\.lookup.encodingTable))
+            var writer = JPEGBitWriter(bits: starts.last!)
+            var predictions = [Int](repeating: 0, count: components)
+            var block = [Int16](repeating: 0, count: 64)
+            /// The DC of the last block of component `c` in the source's MCU at `across`, `down`.
+            func lastDC(_ c: Int, _ across: Int, _ down: Int) -> Int {
+                let (horizontal, vertical) = sampling[c]
+                return Int(planes[c][(((down + 1) * vertical - 1) * blocksAcross[c] + (across + 1) * horizontal - 1) * 64])
             }
             for down in 0..<mcus.down {
                 for across in 0..<mcus.across {
@@ -231,12 +244,12 @@ enum JPEGEntropySplice {
             return (bytes, 8 * count)
         }
 
-        /// Decodes one block (T.81 F.2.2) into 64 coefficients in natural order; false on an invalid code or a run
-        /// past the block's end.
+        /// Decodes one block (T.81 F.2.2) into 64 coefficients in natural order, only its DC unless `keeping`;
+        /// false on an invalid code or a run past the block's end.
         @inline(__always)
         static func decode(into block: UnsafeMutablePointer<Int16>, from cursor: inout JPEGBitCursor,
                            dc: JPEGHuffmanTable.Lookup, ac: JPEGHuffmanTable.Lookup, order: UnsafePointer<Int>,
-                           prediction: inout Int, dcEnd: inout Int) -> Bool {
+                           keeping: Bool, prediction: inout Int, dcEnd: inout Int) -> Bool {
             // Decoded from a local copy, which stays in registers: through `inout` every bit consumed was stored.
             var reader = cursor
             defer { cursor = reader }
@@ -244,7 +257,8 @@ enum JPEGEntropySplice {
             dcEnd = reader.position
             prediction &+= difference
             block.pointee = Int16(truncatingIfNeeded: prediction)
-            return ac.decodeSequentialAC(&reader, into: block, order: order, keeping: true)
+            return keeping ? ac.decodeSequentialAC(&reader, into: block, order: order, keeping: true)
+                : ac.decodeSequentialAC(&reader, into: block, order: order, keeping: false)
         }
 
         /// Codes a DC difference (its size's code, then its bits) with the DC table's codes; false when the size
