@@ -1,3 +1,5 @@
+import Foundation
+
 /// Cuts a JPEG down to its top-left corner, or stretches it a pixel or two past its real pixels, in its
 /// entropy-coded data: what `JPEGCoefficientCrop` makes through libjpeg, without libjpeg's decode and encode of the
 /// whole JPEG. The scan is walked once in Swift to find where each MCU's bits start and end; the corner's MCUs are
@@ -122,34 +124,58 @@ enum JPEGEntropySplice {
             var starts = [Int](repeating: 0, count: rows * sourceMCUs.across * components + 1)
             var afterDC = [Int](repeating: 0, count: rows * sourceMCUs.across * components)
             var cursor = JPEGBitCursor(bytes: unstuffed.bytes, bitCount: unstuffed.bitCount)
-            let dc = scan.dcTables.map(\.lookup), ac = scan.acTables.map(\.lookup), order = JPEGScanState.naturalOrder
-            var predictions = [Int](repeating: 0, count: components)
-            for mcu in 0..<rows * sourceMCUs.across {
-                let (across, down) = (mcu % sourceMCUs.across, mcu / sourceMCUs.across)
-                let keeping = across < mcus.across && (keptColumns[across] || keptRows[down])
-                for c in 0..<components {
-                    let (horizontal, vertical) = sampling[c]
-                    starts[mcu * components + c] = cursor.position
-                    var dcEnd = 0
-                    for v in 0..<vertical {
-                        for h in 0..<horizontal {
-                            let block = planes[c] + ((down * vertical + v) * blocksAcross[c] + across * horizontal + h) * 64
-                            if keeping { block.initialize(repeating: 0, count: 64) }
-                            guard Self.decode(into: block, from: &cursor, dc: dc[c], ac: ac[c], order: order,
-                                              keeping: keeping, prediction: &predictions[c], dcEnd: &dcEnd),
-                                  !cursor.overran
-                            else { return nil }
-                            if v == 0 && h == 0 { afterDC[mcu * components + c] = dcEnd }
-                        }
-                    }
+            let decoded = starts.withUnsafeMutableBufferPointer { starts in
+                afterDC.withUnsafeMutableBufferPointer { afterDC in
+                    decode(&cursor, into: planes, keptColumns: keptColumns, keptRows: keptRows,
+                           starts: starts.baseAddress!, afterDC: afterDC.baseAddress!)
                 }
             }
+            guard decoded else { return nil }
             starts[rows * sourceMCUs.across * components] = cursor.position
             do {
                 return try write(planes: planes, edges: &edges, editedColumns: editedColumns, editedRows: editedRows,
                                  starts: starts, afterDC: afterDC, bits: unstuffed.bytes)
             } catch is Declined {
                 return nil
+            }
+        }
+
+        /// Decodes the first `rows` rows of the source's MCUs from `cursor`: every block's DC into `planes`, and
+        /// its AC coefficients too in the MCU columns and rows kept; where each MCU's blocks of each component
+        /// start into `starts`, and where the first of them has its AC codes into `afterDC`. False on data that
+        /// does not decode.
+        private func decode(_ cursor: inout JPEGBitCursor, into planes: [UnsafeMutablePointer<Int16>],
+                            keptColumns: [Bool], keptRows: [Bool], starts: UnsafeMutablePointer<Int>,
+                            afterDC: UnsafeMutablePointer<Int>) -> Bool {
+            let components = sampling.count
+            let dc = scan.dcTables.map(\.lookup), ac = scan.acTables.map(\.lookup), order = JPEGScanState.naturalOrder
+            return withUnsafeTemporaryAllocation(of: Int.self, capacity: components) { predictions in
+                predictions.initialize(repeating: 0)
+                var slot = 0
+                for down in 0..<rows {
+                    for across in 0..<sourceMCUs.across {
+                        let keeping = across < mcus.across && (keptColumns[across] || keptRows[down])
+                        for c in 0..<components {
+                            let (horizontal, vertical) = sampling[c], stride = blocksAcross[c]
+                            let first = planes[c] + (down * vertical * stride + across * horizontal) * 64
+                            starts[slot] = cursor.position
+                            for v in 0..<vertical {
+                                for h in 0..<horizontal {
+                                    let block = first + (v * stride + h) * 64
+                                    if keeping { block.initialize(repeating: 0, count: 64) }
+                                    var dcEnd = 0
+                                    guard Self.decode(into: block, from: &cursor, dc: dc[c], ac: ac[c], order: order,
+                                                      keeping: keeping, prediction: &predictions[c], dcEnd: &dcEnd),
+                                          !cursor.overran
+                                    else { return false }
+                                    if v == 0 && h == 0 { afterDC[slot] = dcEnd }
+                                }
+                            }
+                            slot += 1
+                        }
+                    }
+                }
+                return true
             }
         }
 
@@ -230,15 +256,18 @@ enum JPEGEntropySplice {
         static func unstuffed(_ data: UnsafeBufferPointer<UInt8>) -> (bytes: UnsafeMutablePointer<UInt8>, bitCount: Int) {
             let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: data.count + 16)
             var count = 0, at = 0
-            while at < data.count {
-                let byte = data[at]
-                if byte == 0xFF {
-                    guard at + 1 < data.count, data[at + 1] == 0 else { break }
-                    at += 1
-                }
-                bytes[count] = byte
+            while let base = data.baseAddress, at < data.count {
+                // The bytes up to the next 0xFF (some hundreds, in coded data) are copied as they are.
+                let rest = data.count - at
+                let run = memchr(base + at, 0xFF, rest).map { UnsafeRawPointer($0) - UnsafeRawPointer(base + at) } ?? rest
+                (bytes + count).initialize(from: base + at, count: run)
+                count += run
+                at += run
+                // A 0xFF is data when a stuffed zero byte follows; else a marker ends the data.
+                guard at + 1 < data.count, data[at + 1] == 0 else { break }
+                bytes[count] = 0xFF
                 count += 1
-                at += 1
+                at += 2
             }
             (bytes + count).initialize(repeating: 0, count: 16)
             return (bytes, 8 * count)

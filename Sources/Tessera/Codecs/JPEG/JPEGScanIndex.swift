@@ -196,12 +196,14 @@ struct JPEGScanIndex {
     /// The file under the walk, read a window at a time for the tokenizer, and segment payloads read on demand.
     private struct SegmentReader {
         let input: BufferedInput
-        var window = [UInt8](repeating: 0, count: 1 << 16)
+        /// At most 64 KiB; a smaller file (a stored tile being cut) whole.
+        var window: [UInt8]
         var windowStart = 0
         var windowCount = 0
 
         init(_ input: ImageInput) throws {
             self.input = try BufferedInput(input)
+            window = [UInt8](repeating: 0, count: max(1, min(1 << 16, self.input.count)))
         }
 
         /// The next token; nil at the end of the input.
