@@ -251,11 +251,14 @@ enum JPEGCoefficientCrop {
                     for v in 0..<8 {
                         // A quantiser of 0 (invalid, but libjpeg reads it) makes every coefficient it scales 0.
                         let quantised = (coefficients[v] / table[v]).replacing(with: 0, where: table[v] .== 0)
-                        // Rounded half away from zero, as `rounded()` but without a call per coefficient: in Double
-                        // the half added is exact, and the conversion truncates.
+                        // Rounded half away from zero, as `rounded()` but without a call per coefficient: from a half
+                        // up, a magnitude plus a half truncates to the right integer in Float (the sum is exact, or
+                        // rounds up only to a power of two it reaches), and below a half it is 0.
+                        let magnitude = quantised.replacing(with: -quantised, where: quantised .< 0)
+                        let rounded = (magnitude + 0.5).replacing(with: 0, where: magnitude .< 0.5)
                         for u in 0..<8 {
-                            let value = Double(quantised[u])
-                            block[8 * v + u] = Int16(clamping: Int(value + (value < 0 ? -0.5 : 0.5)))
+                            let value = rounded[u] < 32767 ? Int16(rounded[u]) : .max
+                            block[8 * v + u] = quantised[u] < 0 ? -value : value
                         }
                     }
                 }

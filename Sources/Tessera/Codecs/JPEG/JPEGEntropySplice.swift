@@ -132,9 +132,15 @@ enum JPEGEntropySplice {
             }
             guard decoded else { return nil }
             starts[rows * sourceMCUs.across * components] = cursor.position
+            // Each component's DC table's codes, then its AC table's.
+            let codes = (scan.dcTables + scan.acTables).flatMap(\.lookup.encodingTable)
             do {
-                return try write(planes: planes, edges: &edges, editedColumns: editedColumns, editedRows: editedRows,
-                                 starts: starts, afterDC: afterDC, bits: unstuffed.bytes)
+                return try codes.withUnsafeBufferPointer { codes in
+                    try write(planes: planes, edges: &edges, editedColumns: editedColumns, editedRows: editedRows,
+                              starts: starts, afterDC: afterDC, bits: unstuffed.bytes,
+                              dc: (0..<components).map { codes.baseAddress! + 256 * $0 },
+                              ac: (0..<components).map { codes.baseAddress! + 256 * (components + $0) })
+                }
             } catch is Declined {
                 return nil
             }
@@ -181,15 +187,18 @@ enum JPEGEntropySplice {
 
         /// The corner's MCUs in order: copied where the source codes the same blocks from the same prediction; where
         /// only the prediction differs, each component's first DC difference coded again and the rest copied; coded
-        /// again where the blocks change.
+        /// again where the blocks change, with each component's DC and AC codes (`encodingTable`, 256 each).
         private func write(planes: [UnsafeMutablePointer<Int16>], edges: inout [JPEGCoefficientCrop.EdgeBlocks],
                            editedColumns: [Bool], editedRows: [Bool], starts: [Int], afterDC: [Int],
-                           bits: UnsafePointer<UInt8>) throws -> [UInt8] {
+                           bits: UnsafePointer<UInt8>, dc: [UnsafePointer<UInt32>], ac: [UnsafePointer<UInt32>]) throws
+            -> [UInt8] {
             let components = sampling.count
-            let encoding = (scan.dcTables.map(\.lookup.encodingTable), scan.acTables.map(\.lookup.encodingTable))
             var writer = JPEGBitWriter(bits: starts.last!)
             var predictions = [Int](repeating: 0, count: components)
-            var block = [Int16](repeating: 0, count: 64)
+            // The block being coded again.
+            let target = UnsafeMutablePointer<Int16>.allocate(capacity: 64)
+            target.initialize(repeating: 0, count: 64)
+            defer { target.deallocate() }
             /// The DC of the last block of component `c` in the source's MCU at `across`, `down`.
             func lastDC(_ c: Int, _ across: Int, _ down: Int) -> Int {
                 let (horizontal, vertical) = sampling[c]
@@ -212,8 +221,9 @@ enum JPEGEntropySplice {
                             if !same {
                                 let first = mcu * components + c
                                 let (horizontal, vertical) = sampling[c]
-                                let dc = Int(planes[c][(down * vertical * blocksAcross[c] + across * horizontal) * 64])
-                                guard Self.encodeDC(dc - predictions[c], table: encoding.0[c], into: &writer) else {
+                                let difference = Int(planes[c][(down * vertical * blocksAcross[c] + across * horizontal) * 64])
+                                    - predictions[c]
+                                guard Self.encodeDC(difference, table: dc[c], into: &writer) else {
                                     throw Declined()
                                 }
                                 writer.copy(bits, from: afterDC[first], to: starts[first + 1])
@@ -227,21 +237,17 @@ enum JPEGEntropySplice {
                         for v in 0..<vertical {
                             for h in 0..<horizontal {
                                 let column = across * horizontal + h, row = down * vertical + v
-                                try block.withUnsafeMutableBufferPointer { block in
-                                    let target = block.baseAddress!
-                                    if edges[c].meetsEdge(column: column, row: row) {
-                                        try edges[c].extend(into: target, column: column, row: row)
-                                    } else if column < blocksAcross[c], row < rows * vertical {
-                                        target.update(from: planes[c] + (row * blocksAcross[c] + column) * 64,
-                                                      count: 64)
-                                    } else {
-                                        // Past the corner and past the source: never shown.
-                                        target.update(repeating: 0, count: 64)
-                                    }
-                                    guard Self.encode(target, prediction: predictions[c], dc: encoding.0[c],
-                                                      ac: encoding.1[c], into: &writer) else { throw Declined() }
-                                    predictions[c] = Int(target[0])
+                                if edges[c].meetsEdge(column: column, row: row) {
+                                    try edges[c].extend(into: target, column: column, row: row)
+                                } else if column < blocksAcross[c], row < rows * vertical {
+                                    target.update(from: planes[c] + (row * blocksAcross[c] + column) * 64, count: 64)
+                                } else {
+                                    // Past the corner and past the source: never shown.
+                                    target.update(repeating: 0, count: 64)
                                 }
+                                guard Self.encode(target, prediction: predictions[c], dc: dc[c], ac: ac[c],
+                                                  into: &writer) else { throw Declined() }
+                                predictions[c] = Int(target[0])
                             }
                         }
                     }
@@ -292,31 +298,35 @@ enum JPEGEntropySplice {
 
         /// Codes a DC difference (its size's code, then its bits) with the DC table's codes; false when the size
         /// has no code or is too large for 8-bit samples.
-        static func encodeDC(_ difference: Int, table: [UInt32], into writer: inout JPEGBitWriter) -> Bool {
+        @inline(__always)
+        static func encodeDC(_ difference: Int, table: UnsafePointer<UInt32>, into writer: inout JPEGBitWriter) -> Bool {
             let coded = magnitude(difference)
-            guard coded.size <= 11, put(coded.size, table, into: &writer) else { return false }
-            writer.write(coded.bits, bits: coded.size)
-            return true
+            return coded.size <= 11 && put(coded.size, table, then: coded, into: &writer)
         }
 
         /// A value's size in bits and those bits (a negative value's ones' complement), F.1.2.1.
+        @inline(__always)
         static func magnitude(_ value: Int) -> (size: Int, bits: UInt32) {
             let size = value == 0 ? 0 : Int.bitWidth - abs(value).leadingZeroBitCount
             return (size, UInt32(truncatingIfNeeded: value < 0 ? value - 1 : value))
         }
 
-        /// Writes `symbol`'s code from `table` (`encodingTable`); false when the table has none for it.
-        static func put(_ symbol: Int, _ table: [UInt32], into writer: inout JPEGBitWriter) -> Bool {
+        /// Writes `symbol`'s code from `table` (`encodingTable`, 256 entries), then the `value` bits after it
+        /// (at most 11: with a code of at most 16, one write); false when the table has no code for it.
+        @inline(__always)
+        static func put(_ symbol: Int, _ table: UnsafePointer<UInt32>, then value: (size: Int, bits: UInt32) = (0, 0),
+                        into writer: inout JPEGBitWriter) -> Bool {
             let code = table[symbol]
             guard code != 0 else { return false }
-            writer.write(code >> 8, bits: Int(code & 0xFF))
+            let length = Int(code & 0xFF), mask = UInt32(1) &<< UInt32(value.size) &- 1
+            writer.write((code >> 8) &<< UInt32(value.size) | value.bits & mask, bits: length + value.size)
             return true
         }
 
         /// Codes one block (T.81 F.1.2) with the tables' codes (`encodingTable`); false when a symbol has no code
         /// or a value is too large for 8-bit samples.
-        static func encode(_ block: UnsafePointer<Int16>, prediction: Int, dc: [UInt32], ac: [UInt32],
-                           into writer: inout JPEGBitWriter) -> Bool {
+        static func encode(_ block: UnsafePointer<Int16>, prediction: Int, dc: UnsafePointer<UInt32>,
+                           ac: UnsafePointer<UInt32>, into writer: inout JPEGBitWriter) -> Bool {
             guard encodeDC(Int(block[0]) - prediction, table: dc, into: &writer) else { return false }
             // The nonzero AC coefficients, bit k for zigzag position k, visited in order.
             let order = JPEGScanState.naturalOrder
@@ -332,8 +342,7 @@ enum JPEGEntropySplice {
                     run -= 16
                 }
                 let coded = magnitude(Int(block[order[k]]))
-                guard coded.size <= 10, put(run << 4 | coded.size, ac, into: &writer) else { return false }
-                writer.write(coded.bits, bits: coded.size)
+                guard coded.size <= 10, put(run << 4 | coded.size, ac, then: coded, into: &writer) else { return false }
                 previous = k
             }
             let run = 63 - previous
