@@ -25,7 +25,6 @@
     F(TIFFIsCODECConfigured, int, (uint16_t scheme), (scheme)) \
     F(TIFFIsTiled, int, (TIFF *tiff), (tiff)) \
     F(TIFFNumberOfDirectories, tdir_t, (TIFF *tiff), (tiff)) \
-    F(TIFFOpenExt, TIFF *, (const char *name, const char *mode, TIFFOpenOptions *options), (name, mode, options)) \
     F(TIFFOpenOptionsAlloc, TIFFOpenOptions *, (void), ()) \
     V(TIFFOpenOptionsFree, (TIFFOpenOptions *options), (options)) \
     V(TIFFOpenOptionsSetErrorHandlerExtR, (TIFFOpenOptions *options, TIFFErrorHandlerExtR handler, void *data), \
