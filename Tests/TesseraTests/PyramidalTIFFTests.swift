@@ -148,6 +148,34 @@ private func buildTIFF(format: TileFormat, pixelFormat: PixelFormat = .rgb8, lev
         }
     }
 
+    /// A YCbCr JPEG TIFF storing a plane per tile (PlanarConfiguration 2) has no whole tiles to send as stored, so
+    /// its index is empty; the same file with every sample in each tile (1) has one.
+    @Test func tilesOfOnePlaneEachAreNotSentAsStored() throws {
+        for planar: UInt64 in [1, 2] {
+            let tiles = planar == 1 ? 4 : 12, tileBytes = 16, start = 8 + tiles * tileBytes
+            var directory = TIFFDirectory()
+            directory.add(.imageWidth, .long, [32])
+            directory.add(.imageLength, .long, [32])
+            directory.add(.bitsPerSample, .short, [8, 8, 8])
+            directory.add(.compression, .short, [7])
+            directory.add(.photometric, .short, [6])
+            directory.add(.samplesPerPixel, .short, [3])
+            directory.add(.planarConfiguration, .short, [planar])
+            directory.add(.tileWidth, .short, [16])
+            directory.add(.tileLength, .short, [16])
+            directory.add(.tileOffsets, .long, (0..<tiles).map { UInt64(8 + $0 * tileBytes) })
+            directory.add(.tileByteCounts, .long, [UInt64](repeating: UInt64(tileBytes), count: tiles))
+            var header = ByteWriter()
+            header.bytes = [0x49, 0x49, 42, 0]
+            header.u32(UInt32(start))
+            let tile: [UInt8] = [0xFF, 0xD8] + [UInt8](repeating: 0, count: tileBytes - 4) + [0xFF, 0xD9]
+            let bytes = header.bytes + Array([[UInt8]](repeating: tile, count: tiles).joined())
+                + directory.serialized(at: UInt64(start), next: 0, .classic)
+            let stored = try ImageSource(bytes: bytes).storedJPEGTiles()
+            #expect((stored != nil) == (planar == 1), "PlanarConfiguration \(planar)")
+        }
+    }
+
     @Test func pyramidalTIFFSubIFDsHangOffTheFirstDirectory() throws {
         let (plan, bytes) = try buildTIFF(format: .png, pixelFormat: .rgba8, levels: .subIFDs)
         let reader = try #require(directoryReader(bytes))

@@ -35,13 +35,15 @@ public final class StoredTileReader: Sendable {
         private var full: Size?
 
         /// Reads the tiles' places of `level` from its directory's `fields` when it stores 8-bit gray or YCbCr
-        /// JPEG tiles, square, at a power-of-two reduction of the first level visited (full resolution).
+        /// JPEG tiles, square, each holding every sample (not a plane apiece), at a power-of-two reduction of the
+        /// first level visited (full resolution).
         mutating func visit(_ level: TIFFPyramid.Level, fields: TIFFDirectoryReader.Fields) {
             let full = self.full ?? level.size
             self.full = full
             guard fields.integer(TIFFTAG_COMPRESSION) == 7,
                   let photometric = fields.integer(TIFFTAG_PHOTOMETRIC), [1, 6].contains(photometric),
                   fields.integer(TIFFTAG_BITSPERSAMPLE) ?? 1 == 8,
+                  fields.integer(TIFFTAG_PLANARCONFIG) ?? 1 == UInt64(PLANARCONFIG_CONTIG),
                   let width = fields.integer(TIFFTAG_TILEWIDTH), let height = fields.integer(TIFFTAG_TILELENGTH),
                   width == height, width > 0, width <= 1 << 16 else { return }
             // A level halved rounding up is not the full width divided by its own (7001 / 3501 is 1).
