@@ -34,7 +34,7 @@ import Testing
         #expect(first.bytes(347) == [0xFF, 0xD8, 1, 2, 0xFF, 0xD9])
         #expect(first.bytes(256) == nil, "a SHORT is not bytes")
         #expect(first.integer(347) == nil, "nor UNDEFINED an integer")
-        #expect(!first.has(258) && first.integer(258) == nil)
+        #expect(first.count(of: 258) == nil && first.integer(258) == nil)
         let second = try #require(reader.directory(at: first.next))
         #expect(second.integer(256) == 150)
         #expect(second.next == 0 && reader.directory(at: second.next) == nil)

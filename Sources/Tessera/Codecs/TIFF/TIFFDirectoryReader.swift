@@ -27,9 +27,6 @@ struct TIFFDirectoryReader {
             self.entries = entries
         }
 
-        /// Whether the directory has an entry for `tag`.
-        func has(_ tag: Int32) -> Bool { entry(tag) != nil }
-
         /// How many values the entry for `tag` holds, or nil without one.
         func count(of tag: Int32) -> Int? {
             guard let entry = entry(tag) else { return nil }
@@ -42,7 +39,7 @@ struct TIFFDirectoryReader {
         /// The first `count` values (all of them when nil) of an unsigned integer field; nil without the field,
         /// with fewer values, another type, or values that cannot be read.
         func integers(_ tag: Int32, count: Int? = nil) -> [UInt64]? {
-            guard let entry = entry(tag), let size = Self.integerSizes[entry.type] else { return nil }
+            guard let entry = entry(tag), let size = Self.integerSize(entry.type) else { return nil }
             let wanted = count ?? self.count(of: tag) ?? -1
             guard wanted >= 0, UInt64(wanted) <= entry.count,
                   let bytes = values(of: entry, size: size, count: wanted) else { return nil }
@@ -87,8 +84,16 @@ struct TIFFDirectoryReader {
             return data
         }
 
-        /// The bytes of each unsigned integer type's values: BYTE, SHORT, LONG, IFD, LONG8 and IFD8.
-        private static let integerSizes: [UInt16: Int] = [1: 1, 3: 2, 4: 4, 13: 4, 16: 8, 18: 8]
+        /// The bytes of each value of an unsigned integer type (BYTE, SHORT, LONG, IFD, LONG8 or IFD8); nil for others.
+        private static func integerSize(_ type: UInt16) -> Int? {
+            switch type {
+            case 1: 1
+            case 3: 2
+            case 4, 13: 4
+            case 16, 18: 8
+            default: nil
+            }
+        }
     }
 
     private let read: Read
