@@ -176,6 +176,26 @@ private func buildTIFF(format: TileFormat, pixelFormat: PixelFormat = .rgb8, lev
         }
     }
 
+    /// A directory claiming more tiles than an Int counts (4 billion pixels square in 1-pixel tiles) is left out of
+    /// the index, where multiplying its columns by its rows trapped.
+    @Test func aLevelOfMoreTilesThanAnIntCountsIsLeftOut() throws {
+        let side = UInt64(UInt32.max)
+        var directory = TIFFDirectory()
+        directory.add(.imageWidth, .long, [side])
+        directory.add(.imageLength, .long, [side])
+        directory.add(.bitsPerSample, .short, [8])
+        directory.add(.compression, .short, [7])
+        directory.add(.photometric, .short, [1])
+        directory.add(.tileWidth, .short, [1])
+        directory.add(.tileLength, .short, [1])
+        directory.add(.tileOffsets, .long, [8])
+        directory.add(.tileByteCounts, .long, [8])
+        let bytes: [UInt8] = [0x49, 0x49, 42, 0, 8, 0, 0, 0] + directory.serialized(at: 8, next: 0, .classic)
+        let fields = try #require(directoryReader(bytes)?.directory(at: 8))
+        var index = StoredTileReader.Index()
+        index.visit(TIFFPyramid.Level(size: Size(width: Int(side), height: Int(side)), location: .page(0)), fields: fields)
+    }
+
     @Test func pyramidalTIFFSubIFDsHangOffTheFirstDirectory() throws {
         let (plan, bytes) = try buildTIFF(format: .png, pixelFormat: .rgba8, levels: .subIFDs)
         let reader = try #require(directoryReader(bytes))

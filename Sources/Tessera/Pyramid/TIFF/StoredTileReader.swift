@@ -52,8 +52,10 @@ public final class StoredTileReader: Sendable {
             let side = Int(width)
             let columns = (level.size.width + side - 1) / side
             let rows = (level.size.height + side - 1) / side
-            guard let offsets = fields.integers(TIFFTAG_TILEOFFSETS, count: columns * rows),
-                  let byteCounts = fields.integers(TIFFTAG_TILEBYTECOUNTS, count: columns * rows) else { return }
+            // A claimed size's tiles may be more than an Int counts; the reader refuses more than the budget holds.
+            let (tiles, overflow) = columns.multipliedReportingOverflow(by: rows)
+            guard !overflow, let offsets = fields.integers(TIFFTAG_TILEOFFSETS, count: tiles),
+                  let byteCounts = fields.integers(TIFFTAG_TILEBYTECOUNTS, count: tiles) else { return }
             // The shared tables, less their end-of-image marker.
             let tables = fields.bytes(TIFFTAG_JPEGTABLES).map { $0.count > 4 ? Array($0.dropLast(2)) : [] } ?? []
             found.append((Level(scale: scale, size: level.size, columns: columns, offsets: offsets,
