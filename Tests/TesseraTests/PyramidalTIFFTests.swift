@@ -5,9 +5,8 @@ import Testing
 /// The directories of `bytes` as the reader that walks pyramids reads them (`TIFFDirectoryReader`, tested against
 /// libtiff), not the writer: the two cannot share a mistake.
 func directoryReader(_ bytes: [UInt8]) -> TIFFDirectoryReader? {
-    TIFFDirectoryReader(maxValueBytes: 1 << 20) { offset, count in
-        guard offset < UInt64(bytes.count) else { return [] }
-        return Array(bytes[Int(offset)..<min(bytes.count, Int(offset) + count)])
+    TIFFDirectoryReader(byteCount: bytes.count, maxValueBytes: 1 << 20) { offset, count in
+        Array(bytes[Int(offset)..<Int(offset) + count])
     }
 }
 

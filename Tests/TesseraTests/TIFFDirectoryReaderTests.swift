@@ -55,10 +55,32 @@ import Testing
         let cut = try #require(directoryReader(Array(bytes.prefix(70)))?.directory(at: 8))
         #expect(cut.integer(256) == 300 && cut.integers(324) == nil && cut.bytes(347) == nil)
         // More values than the reader may hold.
-        let small = try #require(TIFFDirectoryReader(maxValueBytes: 8) { offset, count in
-            Array(bytes[Int(offset)..<min(bytes.count, Int(offset) + count)])
+        let small = try #require(TIFFDirectoryReader(byteCount: bytes.count, maxValueBytes: 8) { offset, count in
+            Array(bytes[Int(offset)..<Int(offset) + count])
         }?.directory(at: 8))
         #expect(small.integers(324) == nil && small.integers(324, count: 2) == [16, 1 << 31])
         #expect(small.integer(1 << 16 | 256) == nil, "libtiff's pseudo-tags are never in a file")
+    }
+
+    /// A directory claiming a hundred million tile offsets in a file of a few dozen bytes: no read reaches past
+    /// the file's end (nor is anything allocated for one), and the values are nil.
+    @Test func aCountPastTheFileReadsNothingPastIt() throws {
+        var directory = TIFFDirectory()
+        directory.add(.imageWidth, .long, [64])
+        let entries = directory.serialized(at: 8, next: 0, .classic)
+        // The entry's count and offset rewritten by hand: a hundred million LONGs from byte 8.
+        var bytes: [UInt8] = [0x49, 0x49, 42, 0, 8, 0, 0, 0] + entries
+        bytes[10 + 0 ..< 10 + 2] = [0x44, 0x01]  // tag 324, TileOffsets
+        bytes[10 + 4 ..< 10 + 8] = [0x00, 0xE1, 0xF5, 0x05]  // 100,000,000
+        bytes[10 + 8 ..< 10 + 12] = [8, 0, 0, 0]
+        var furthest = 0
+        let reader = try #require(TIFFDirectoryReader(byteCount: bytes.count, maxValueBytes: 1 << 30) { offset, count in
+            furthest = max(furthest, Int(offset) + count)
+            return Array(bytes[Int(offset)..<Int(offset) + count])
+        })
+        let fields = try #require(reader.directory(at: 8))
+        #expect(fields.count(of: 324) == 100_000_000)
+        #expect(fields.integers(324) == nil && fields.integers(324, count: 2) == [0x0144_0001, 0xE100_0004])
+        #expect(furthest <= bytes.count)
     }
 }

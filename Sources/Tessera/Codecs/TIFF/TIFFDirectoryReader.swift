@@ -5,9 +5,10 @@
 /// six-level pyramid's first info.json cost. Pixels, and every field a decode needs, are still read by libtiff
 /// (`TIFFFile`, `TIFFLayout`); this reads no more than a directory's entries and the values asked of it.
 ///
-/// Anything that does not parse (a header not TIFF's, a directory or a value past the file's end, a count of
+/// Anything that does not parse (a header not TIFF's, a directory or values past the file's end, a count of
 /// values larger than `maxValueBytes` allows, a failed read) is nil, never an error: a walk ends at the directory
-/// that cannot be read, as it did where libtiff could not read one.
+/// that cannot be read, as it did where libtiff could not read one. Nothing past the file's end is read or
+/// allocated for, whatever count a damaged directory claims.
 struct TIFFDirectoryReader {
     /// Reads `count` bytes from byte `offset` of the file: fewer only at its end, none past it.
     typealias Read = (_ offset: UInt64, _ count: Int) throws -> [UInt8]
@@ -80,8 +81,7 @@ struct TIFFDirectoryReader {
                 return Array(entries[entry.field..<entry.field + bytes])
             }
             let offset = reader.unsigned(entries, at: entry.field, size: fieldSize)
-            guard let data = reader.bytes(at: offset, count: bytes), data.count == bytes else { return nil }
-            return data
+            return reader.bytes(at: offset, count: bytes)
         }
 
         /// The bytes of each value of an unsigned integer type (BYTE, SHORT, LONG, IFD, LONG8 or IFD8); nil for others.
@@ -97,6 +97,8 @@ struct TIFFDirectoryReader {
     }
 
     private let read: Read
+    /// The file's size in bytes.
+    private let byteCount: Int
     private let isBigEndian: Bool
     /// BigTIFF: 8-byte counts and offsets, 20-byte entries.
     fileprivate let isBig: Bool
@@ -108,15 +110,17 @@ struct TIFFDirectoryReader {
     /// The largest number of entries a directory may have, as libtiff allows.
     private static let maxEntries: UInt64 = 0xFFFF
 
-    /// A reader of the TIFF that `read` reads, or nil when its header is not TIFF's or cannot be read.
-    init?(maxValueBytes: Int, read: @escaping Read) {
-        guard let header = try? read(0, 16), header.count >= 8 else { return nil }
+    /// A reader of the TIFF of `byteCount` bytes that `read` reads, or nil when its header is not TIFF's or cannot
+    /// be read.
+    init?(byteCount: Int, maxValueBytes: Int, read: @escaping Read) {
+        guard byteCount >= 8, let header = try? read(0, min(16, byteCount)), header.count >= 8 else { return nil }
         switch (header[0], header[1]) {
         case (0x49, 0x49): isBigEndian = false
         case (0x4D, 0x4D): isBigEndian = true
         default: return nil
         }
         self.read = read
+        self.byteCount = byteCount
         self.maxValueBytes = maxValueBytes
         let order = isBigEndian
         func unsigned(at: Int, size: Int) -> UInt64 { Self.unsigned(header, at: at, size: size, bigEndian: order) }
@@ -138,18 +142,19 @@ struct TIFFDirectoryReader {
     /// allows, or not all in the file).
     func directory(at offset: UInt64) -> Fields? {
         let countSize = isBig ? 8 : 2, entrySize = isBig ? 20 : 12, offsetSize = isBig ? 8 : 4
-        guard offset > 0, let head = bytes(at: offset, count: countSize), head.count == countSize else { return nil }
+        guard offset > 0, let head = bytes(at: offset, count: countSize) else { return nil }
         let count = unsigned(head, at: 0, size: countSize)
         guard count > 0, count <= Self.maxEntries else { return nil }
         let length = Int(count) * entrySize + offsetSize
-        guard let body = bytes(at: offset + UInt64(countSize), count: length), body.count == length else { return nil }
+        guard let body = bytes(at: offset + UInt64(countSize), count: length) else { return nil }
         return Fields(next: unsigned(body, at: length - offsetSize, size: offsetSize), reader: self, entries: body)
     }
 
-    /// `count` bytes from `offset`, or nil when the offset is past what a file can have or the read fails.
+    /// `count` bytes from `offset`, or nil when they are not all in the file or the read fails.
     fileprivate func bytes(at offset: UInt64, count: Int) -> [UInt8]? {
-        guard offset <= UInt64(Int.max) - UInt64(count) else { return nil }
-        return try? read(offset, count)
+        guard count >= 0, offset <= UInt64(byteCount), UInt64(count) <= UInt64(byteCount) - offset,
+              let bytes = try? read(offset, count), bytes.count == count else { return nil }
+        return bytes
     }
 
     /// The unsigned integer of `size` bytes (1, 2, 4 or 8) at `at` in `bytes`, in the file's byte order.

@@ -54,9 +54,8 @@ final class TIFFFile {
             let state = bytes.withUnsafeBufferPointer {
                 tessera_tiff_open_memory($0.baseAddress, $0.count, name, Int64(budget.limit))
             }
-            let directories = TIFFDirectoryReader(maxValueBytes: budget.limit) { offset, count in
-                guard offset < UInt64(bytes.count) else { return [] }
-                return Array(bytes[Int(offset)..<min(bytes.count, Int(offset) + count)])
+            let directories = TIFFDirectoryReader(byteCount: bytes.count, maxValueBytes: budget.limit) { offset, count in
+                Array(bytes[Int(offset)..<Int(offset) + count])
             }
             try self.init(state: state, name: name, byteCount: bytes.count, writing: false, directories: directories)
         }
@@ -68,7 +67,7 @@ final class TIFFFile {
         let state = tessera_tiff_open_client(Unmanaged.passUnretained(cursor).toOpaque(), ReadCursor.readCallback,
                                              ReadCursor.seekCallback, ReadCursor.sizeCallback, name, mode,
                                              Int64(budget.limit))
-        let directories = TIFFDirectoryReader(maxValueBytes: budget.limit) { offset, count in
+        let directories = TIFFDirectoryReader(byteCount: file.byteCount, maxValueBytes: budget.limit) { offset, count in
             var bytes = [UInt8](repeating: 0, count: count)
             let got = try bytes.withUnsafeMutableBytes { try file.read(into: $0, at: Int(offset), readAhead: 0) }
             return Array(bytes[..<got])
