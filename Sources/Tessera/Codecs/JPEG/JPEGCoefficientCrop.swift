@@ -221,14 +221,18 @@ enum JPEGCoefficientCrop {
         /// Whether the block at `column`, `row` holds samples past the real ones that are asked for.
         func meetsEdge(column: Int, row: Int) -> Bool { columnMeetsEdge(column) || rowMeetsEdge(row) }
 
+        /// Whether samples past the real ones are asked for across, and down.
+        var stretchesAcross: Bool { asked.width > real.width }
+        var stretchesDown: Bool { asked.height > real.height }
+
         /// Whether the blocks of block column `column` hold samples past the real ones across that are asked for.
         func columnMeetsEdge(_ column: Int) -> Bool {
-            asked.width > real.width && 8 * column + 8 > real.width && 8 * column < asked.width
+            stretchesAcross && 8 * column + 8 > real.width && 8 * column < asked.width
         }
 
         /// Whether the blocks of block row `row` hold samples past the real ones down that are asked for.
         func rowMeetsEdge(_ row: Int) -> Bool {
-            asked.height > real.height && 8 * row + 8 > real.height && 8 * row < asked.height
+            stretchesDown && 8 * row + 8 > real.height && 8 * row < asked.height
         }
 
         /// Writes the block at `column`, `row` (one that meets the edge) as quantised coefficients.

@@ -116,8 +116,8 @@ enum JPEGEntropySplice {
             // edge's are made from (at a block's boundary, not among the edited).
             var keptColumns = editedColumns, keptRows = editedRows
             for (c, edge) in edges.enumerated() {
-                if edge.asked.width > edge.real.width { keptColumns[edge.lastColumn / sampling[c].horizontal] = true }
-                if edge.asked.height > edge.real.height { keptRows[edge.lastRow / sampling[c].vertical] = true }
+                if edge.stretchesAcross { keptColumns[edge.lastColumn / sampling[c].horizontal] = true }
+                if edge.stretchesDown { keptRows[edge.lastRow / sampling[c].vertical] = true }
             }
             // Where each MCU's blocks of each component start (MCU after MCU, then the end of the last), and where
             // the first of them has its AC codes, after its DC difference.
