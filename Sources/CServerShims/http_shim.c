@@ -88,10 +88,3 @@ int tessera_set_malloc_thresholds(int mapping_threshold, int trim_threshold, int
     return 0;
 #endif
 }
-
-int tessera_thread_first_visit(void) {
-    static _Thread_local int visited;
-    if (visited) return 0;
-    visited = 1;
-    return 1;
-}

@@ -100,8 +100,7 @@ enum ServeCommand: Command {
         let drainState = DrainState()
         // A render waits at most --render-wait for a worker, then at most that again for render memory.
         let workers = HandlerPool(limits: HandlerPool.Limits(threads: HandlerPool.Limits.defaultThreads,
-                                                             maxWait: Double(arguments[renderWait])),
-                                  warmUp: { _ = try? IIIFService.warmUpThread() })
+                                                             maxWait: Double(arguments[renderWait])))
         let site = Site(service: IIIFService(catalog: catalog, configuration: configuration), viewer: try viewer(arguments),
                         workers: workers, isDraining: { drainState.isDraining })
         let quiet = arguments[Self.quiet]

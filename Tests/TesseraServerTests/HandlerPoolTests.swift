@@ -1,12 +1,10 @@
 import Foundation
 import Synchronization
-import Tessera
 import Testing
 @testable import TesseraServer
 
 /// The workers that make slow answers off the polling threads: every job run or refused exactly once, in the
-/// order queued, a job that waited its longest refused, the queued ones refused when the pool closes; every
-/// thread that serves warmed up once, before its first request.
+/// order queued, a job that waited its longest refused, the queued ones refused when the pool closes.
 @Suite struct HandlerPoolTests {
     /// What happened to each job, by its number.
     final class Outcomes: Sendable {
@@ -59,62 +57,5 @@ import Testing
         blocker.signal()
         #expect(outcomes.done.wait(timeout: .now() + 10) == .success)
         #expect(outcomes.all[2] == "refused")
-    }
-
-    /// The threads a warm-up ran on, by their pthread handle, in order.
-    final class WarmedThreads: Sendable {
-        private let threads = Mutex<[UInt]>([])
-
-        func record() { threads.withLock { $0.append(UInt(pthread_self())) } }
-
-        var all: [UInt] { threads.withLock { $0 } }
-    }
-
-    /// Each worker warms up once as it starts, before its first job, and never again; another thread that calls
-    /// `warmUpThisThreadOnce` warms up the first time only.
-    @Test func everyWorkerWarmsUpOnceBeforeItsFirstJob() throws {
-        let warmed = WarmedThreads(), ran = Mutex<[UInt]>([]), warming = DispatchSemaphore(value: 0)
-        let pool = HandlerPool(limits: .init(threads: 2, maxWait: 60), warmUp: {
-            warmed.record()
-            warming.signal()
-        })
-        defer { pool.close() }
-        let outcomes = Outcomes()
-        for job in 0..<8 {
-            pool.submit({
-                ran.withLock { $0.append(UInt(pthread_self())) }
-                outcomes.record(job, "ran")
-            }, refuse: { outcomes.record(job, "refused") })
-        }
-        for _ in 0..<8 { #expect(outcomes.done.wait(timeout: .now() + 10) == .success) }
-        for _ in 0..<2 { #expect(warming.wait(timeout: .now() + 10) == .success) }
-        let workers = Set(warmed.all)
-        #expect(warmed.all.count == 2 && workers.count == 2)
-        #expect(Set(ran.withLock { $0 }).isSubset(of: workers))
-        let called = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            pool.warmUpThisThreadOnce()
-            pool.warmUpThisThreadOnce()
-            called.signal()
-        }
-        thread.start()
-        #expect(called.wait(timeout: .now() + 10) == .success)
-        #expect(warmed.all.count == 3 && !workers.contains(warmed.all[2]))
-    }
-
-    /// A polling thread that hands a request to a worker warms up while the worker makes the answer: the one
-    /// request warms two threads, the worker (as it started) and the polling thread.
-    @Test func aPollingThreadWarmsUpWhenItFirstHandsOff() throws {
-        let warmed = WarmedThreads()
-        let pool = HandlerPool(limits: .init(threads: 1, maxWait: 60), warmUp: { warmed.record() })
-        let server = HTTPServer(workers: pool) { _ in .later { .text(200, "made on a worker") } }
-        try server.start(port: 0, threads: 1, connectionTimeout: 10)
-        defer { server.stop() }
-        let port = try #require(server.port)
-        for _ in 0..<3 {
-            let response = try HTTPClient().get("http://127.0.0.1:\(port)/")
-            #expect(response.status == 200)
-        }
-        #expect(warmed.all.count == 2 && Set(warmed.all).count == 2)
     }
 }

@@ -217,13 +217,6 @@ import Testing
         #expect(service.openImages.count == 0)
     }
 
-    /// A thread's warm-up makes a JPEG from planes, decodes it to planes and resamples them: each step runs (a
-    /// JPEG that did not decode to planes would warm nothing up).
-    @Test func aThreadsWarmUpRoundTripsAJPEGThroughItsPlanes() throws {
-        let planes = try #require(try IIIFService.warmUpThread())
-        #expect(planes.size == Size(width: 17, height: 15) && planes.planes.count == 3)
-    }
-
     /// info.json's `sizes` are the levels libvips stored (rounded down), and asking for one is that level's pixels
     /// as stored, re-encoded: not the level stretched by a pixel, not a larger level shrunk.
     @Test(needsVips) func sizesAreTheStoredLevelsAndAreReadAsTheyAre() throws {

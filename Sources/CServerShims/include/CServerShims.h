@@ -39,7 +39,4 @@ uint16_t tessera_http_port(struct MHD_Daemon *daemon);
 // M_MMAP_THRESHOLD, M_TRIM_THRESHOLD and M_ARENA_MAX). Returns 1 when all were set, 0 otherwise (another C library).
 int tessera_set_malloc_thresholds(int mapping_threshold, int trim_threshold, int arenas);
 
-// 1 the first time the calling thread calls it, 0 every time after (a thread-local flag).
-int tessera_thread_first_visit(void);
-
 #endif

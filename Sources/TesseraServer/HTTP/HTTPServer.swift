@@ -254,8 +254,6 @@ public final class HTTPServer: Sendable {
             request.phase.withLock { $0 = .ready(response) }
             suspended.resume(ticket)
         }
-        // This polling thread's warm-up, the first time it hands off, runs while the worker makes the answer.
-        defer { workers.warmUpThisThreadOnce() }
         workers.submit({ answer(finish(work())) }, refuse: {
             var busy = HTTPResponse.text(503, "the server is busy: no worker came free in time; retry later")
             busy.headers.append(("Retry-After", "\(retryAfter)"))

@@ -1,4 +1,3 @@
-import CServerShims
 import Foundation
 
 /// The threads that make `HTTPAnswer.later` responses, off libmicrohttpd's polling threads: a fixed number of
@@ -46,10 +45,6 @@ public final class HandlerPool: @unchecked Sendable {
     }
 
     public let limits: Limits
-    /// What each thread that serves requests runs once before its first (`warmUpThisThreadOnce`): per-thread
-    /// state that would otherwise cost a thread's first request, such as libjpeg-turbo's detection of the CPU's
-    /// SIMD, made once per thread with CPUID instructions that trap to the hypervisor in a virtual machine.
-    public let warmUp: (@Sendable () -> Void)?
     private let condition = NSCondition()
     // Guarded by `condition`.
     private var queue: [Job] = []
@@ -57,10 +52,9 @@ public final class HandlerPool: @unchecked Sendable {
     private var refused = 0
     private var closed = false
 
-    /// A pool of `limits.threads` workers, started now, each running `warmUp` before it takes a job.
-    public init(limits: Limits, warmUp: (@Sendable () -> Void)? = nil) {
+    /// A pool of `limits.threads` workers, started now.
+    public init(limits: Limits) {
         self.limits = limits
-        self.warmUp = warmUp
         // Made here rather than by the first job, which paid for the runtime's first instantiation of its type.
         queue.reserveCapacity(64)
         for index in 0..<limits.threads {
@@ -104,14 +98,7 @@ public final class HandlerPool: @unchecked Sendable {
         for job in dropped { job.refuse() }
     }
 
-    /// Runs `warmUp` on the calling thread unless it ran there already: a polling thread calls it right after
-    /// handing a request to a worker, so that its warm-up overlaps that request's work.
-    func warmUpThisThreadOnce() {
-        if let warmUp, tessera_thread_first_visit() == 1 { warmUp() }
-    }
-
     private func work() {
-        warmUpThisThreadOnce()
         while let job = next() {
             let waited = Double(DispatchTime.now().uptimeNanoseconds - job.queued.uptimeNanoseconds) / 1e9
             if waited > limits.maxWait {

@@ -101,20 +101,6 @@ public final class IIIFService: Sendable {
         }
     }
 
-    /// A thread's warm-up before it serves (`HandlerPool.warmUp`): a 32 x 32 JPEG encoded from its planes, decoded
-    /// to them and resampled, so that the thread's first render does not pay libjpeg-turbo's per-thread detection of
-    /// the CPU's SIMD (three CPUID instructions, which trap to the hypervisor in a virtual machine: 7 us each here)
-    /// or the first run of the planes' code on its core. Returns the planes it resampled (nil if the JPEG it made
-    /// did not decode to planes).
-    @discardableResult
-    public static func warmUpThread() throws -> JPEGPlanes? {
-        let size = Tessera.Size(width: 32, height: 32), name = "a thread's warm-up"
-        let jpeg = try JPEGPlanes(size: size, gray: false, subsampling: .s420).encoded(options: EncodeOptions(), name: name)
-        return try JPEGPlanes(decoding: .bytes(jpeg, name: name), scale: 1, budget: .default)?
-            .resampled(region: Rect(size), extent: size, to: Tessera.Size(width: 17, height: 15), subsampling: .s420,
-                       kernel: ResamplingReader.Options().kernel)
-    }
-
     /// How many images are open, and the memory they hold.
     public var openImages: (count: Int, bytes: Int) { images.usage }
 
