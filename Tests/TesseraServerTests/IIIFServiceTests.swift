@@ -189,6 +189,28 @@ import Testing
         #expect(service.responses.usage.count == kept + 1)
     }
 
+    /// An image's info.json carries, while its smallest level's planes are not held, the decode of that level (one
+    /// stored tile) as its follow-up: run, the thumbnails after it find the planes held and decode nothing. Once they
+    /// are held, or for an image with no stored tiles, info.json carries none.
+    @Test(needsVips) func infoJSONDecodesTheThumbnailLevelAfterItIsSent() throws {
+        _ = try libvipsPyramid()
+        _ = try image("plain")
+        let service = IIIFService(catalog: try ImageCatalog(path: folder + "/images"))
+        let held = service.thumbnailPlanes
+        let info = get(service, "/iiif/vips/info.json")
+        #expect(info.status == 200)
+        let followUp = try #require(info.followUp, "the 1/8 level's planes are not held yet")
+        #expect(held.usage.count == 0, "nothing is decoded before the follow-up runs")
+        followUp()
+        #expect(held.usage.count == 1 && held.lookups.misses == 1, "\(held.lookups)")
+        #expect(get(service, "/iiif/vips/info.json").followUp == nil, "the planes are held")
+        for width in [90, 125] {
+            #expect(get(service, "/iiif/vips/full/\(width),/0/default.jpg").status == 200)
+        }
+        #expect(held.lookups.misses == 1 && held.lookups.hits == 2, "\(held.lookups)")
+        #expect(get(service, "/iiif/plain/info.json").followUp == nil, "a plain JPEG stores no tiles")
+    }
+
     /// info.json is written directly, byte for byte as JSONSerialization writes the same document pretty-printed
     /// with sorted keys (what it was made with before, and what clients' tests match text against), with an id that
     /// needs escaping and the optional limits present.

@@ -18,6 +18,7 @@ import pytest
 from PIL import Image
 
 from conftest import photo, psnr
+from daemons import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 VALIDATOR_IMAGE = Path(__file__).parent / "data" / "67352ccc-d1b0-11e1-89ae-279075081939.png"
@@ -311,6 +312,39 @@ def test_every_thread_of_a_server_shares_the_one_heap_its_warm_up_grew(tessera, 
                      "0,0,900,1100/450,/0/default.png"]:
             assert fetch(f"{base}/ours.tif/{path}")[0] == 200, path
         assert thread_heaps(process.pid) == 0
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_a_thumbnail_after_info_json_finds_its_level_decoded(tessera, tmp_path):
+    """Once info.json is sent, the server decodes the pyramid's smallest level (one stored tile) on a worker, as
+    viewers ask for a thumbnail next: the thumbnails then decode nothing (/metrics: the level's planes made once,
+    before either was asked for, and found by both, or waited for while being made)."""
+    big = tmp_path / "big.png"
+    Image.fromarray(BIG).save(big)
+    root = tmp_path / "served"
+    root.mkdir()
+    assert subprocess.run(["vips", "tiffsave", big, root / "vips.tif", "--tile", "--pyramid", "--compression", "jpeg",
+                           "--tile-width", "256", "--tile-height", "256"], capture_output=True).returncode == 0
+    process = subprocess.Popen([tessera, "serve", str(root), "--port", "0", "--quiet", "--no-cache"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def planes(outcome):
+        metrics = fetch(base.rsplit("/", 1)[0] + "/metrics")[2].decode()
+        return int(float(re.search(rf"^tessera_thumbnail_planes_{outcome}_total (\S+)$", metrics, re.M).group(1)))
+
+    try:
+        banner = process.stdout.readline()
+        assert "serving" in banner, process.stderr.read()
+        base = banner.split(" at ")[1].split()[0].rstrip("/")
+        assert planes("misses") == 0
+        assert fetch(f"{base}/vips.tif/info.json")[0] == 200
+        wait_for(lambda: planes("misses") == 1, 10, "the smallest level decoded after info.json")
+        for width in [90, 125]:
+            status, _, body = fetch(f"{base}/vips.tif/full/{width},/0/default.jpg")
+            assert status == 200 and Image.open(io.BytesIO(body)).width == width
+        assert planes("misses") == 1 and planes("hits") + planes("coalesced") == 2
     finally:
         process.terminate()
         process.wait(timeout=10)

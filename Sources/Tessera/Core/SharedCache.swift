@@ -55,6 +55,12 @@ public final class SharedCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         }
     }
 
+    /// Whether a value for `key` is held or being made, neither counted nor marked as used: for a caller deciding
+    /// whether to make it ahead of its use.
+    public func holdsOrMakes(_ key: Key) -> Bool {
+        state.withLock { $0.values.peek(key) != nil || $0.flights[key] != nil }
+    }
+
     /// The value for `key`: held, or being made by another caller (waited for), or made by `make` now and kept.
     public func value(for key: Key, make: () throws -> Value) throws -> Value {
         let role: Role = state.withLock { state in

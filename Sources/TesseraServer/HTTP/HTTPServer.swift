@@ -34,6 +34,10 @@ public struct HTTPResponse: Sendable {
     public var body: [UInt8]
     /// A body produced while it is sent (chunked transfer encoding), used instead of `body` when set.
     public var stream: HTTPBodyStream?
+    /// Work for what the client is likely to ask next, which `HTTPServer` queues for a worker once the response is
+    /// sent (so that it takes no core from the sending, nor from the client reading it). Callers that are not the
+    /// server (`HTTPAnswer.response`) leave it undone.
+    public var followUp: (@Sendable () -> Void)?
 
     /// A response with `status`, `headers` in order, and `body` sent whole.
     public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
@@ -107,6 +111,8 @@ public final class HTTPServer: Sendable {
 
         let uri: String
         let phase = Mutex(Phase.arrived)
+        /// The response's `followUp`, queued for a worker when the request completes.
+        let followUp = Mutex<(@Sendable () -> Void)?>(nil)
 
         init(uri: String) { self.uri = uri }
     }
@@ -221,7 +227,7 @@ public final class HTTPServer: Sendable {
             // Called again while suspended only when the server stops: the connection is closed.
             return server.suspended.isStopping ? .NO : .YES
         case let .ready(response):
-            return server.queue(response, on: connection)
+            return server.queue(response, of: request, on: connection)
         }
         var headers: [String: String] = [:]
         for name in headerNames {
@@ -233,7 +239,7 @@ public final class HTTPServer: Sendable {
         switch server.handler(HTTPRequest(method: String(cString: method), path: String(cString: url),
                                           headers: headers, query: query)) {
         case let .now(response):
-            return server.queue(response, on: connection)
+            return server.queue(response, of: request, on: connection)
         case let .later(work, finish):
             return server.handOff(work: work, finish: finish, of: request, on: connection)
         }
@@ -262,6 +268,12 @@ public final class HTTPServer: Sendable {
         return .YES
     }
 
+    /// Queues `response` to `request` on `connection`, keeping its follow-up for when it is sent.
+    private func queue(_ response: HTTPResponse, of request: RequestState, on connection: OpaquePointer) -> MHD_Result {
+        if let followUp = response.followUp { request.followUp.withLock { $0 = followUp } }
+        return queue(response, on: connection)
+    }
+
     /// Queues `response` on `connection`, with `Connection: close` while draining.
     private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
         var response = response
@@ -286,12 +298,17 @@ extension HTTPServer {
         return Unmanaged.passRetained(RequestState(uri: uri.map { String(cString: $0) } ?? "")).toOpaque()
     }
 
-    /// libmicrohttpd's completion callback: the request is answered or abandoned; its state is freed.
+    /// libmicrohttpd's completion callback: the request is answered (its response's follow-up queued for a worker)
+    /// or abandoned; its state is freed.
     private static let requestCompleted: MHD_RequestCompletedCallback = { context, _, state, _ in
         guard let context, let state, let request = state.pointee else { return }
+        let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+        if let followUp = Unmanaged<RequestState>.fromOpaque(request).takeUnretainedValue().followUp.withLock({ $0 }) {
+            server.workers.submit(followUp, refuse: {})
+        }
         Unmanaged<RequestState>.fromOpaque(request).release()
         state.pointee = nil
-        Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().active.subtract(1, ordering: .relaxed)
+        server.active.subtract(1, ordering: .relaxed)
     }
 
     /// A streamed body's reader: the stream, and what suspends its connection while the stream has nothing ready.

@@ -177,7 +177,57 @@ public final class IIIFService: Sendable {
         let document = IIIFInfo(id: id, properties: properties, tileSize: tileSize(of: image),
                                 limits: configuration.limits,
                                 nativeScaleFactors: properties.jpeg2000.map { (0..<$0.resolutionLevels).map { 1 << $0 } } ?? [])
-        return validators(image: image, tag: "info " + id).respond(to: request) { (document.json, IIIFInfo.contentType) }
+        var response = validators(image: image, tag: "info " + id).respond(to: request) {
+            (document.json, IIIFInfo.contentType)
+        }
+        response.followUp = thumbnailPlanesFollowUp(for: image)
+        return response
+    }
+
+    /// Viewers ask for a thumbnail right after info.json, and every thumbnail of an image whose smallest stored
+    /// level is one stored tile is resampled from that level's planes (`thumbnailPlanes`). When they are not held,
+    /// this decodes them once info.json is sent, within the render budget (none taken when it has no room at
+    /// once), so that the thumbnail finds them decoded, or waits for the decode under way, instead of making them.
+    /// Nil when there is nothing to decode.
+    private func thumbnailPlanesFollowUp(for image: OpenImages.Image) -> (@Sendable () -> Void)? {
+        guard image.current.preview == nil, let tiles = image.tiles else { return nil }
+        let imageSize = image.source.properties.size
+        var scale = 1, smallest: (scale: Int, size: Tessera.Size)?
+        while scale <= max(imageSize.width, imageSize.height) {
+            if let size = tiles.storedLevelSize(scale: scale) { smallest = (scale, size) }
+            scale *= 2
+        }
+        let imageKey = responseKey(of: image, readFrom: image.source)
+        guard let (scale, size) = smallest, size.width <= tiles.tileSize, size.height <= tiles.tileSize,
+              !thumbnailPlanes.holdsOrMakes(Self.planesKey(imageKey: imageKey, scale: scale)) else { return nil }
+        return { [self] in
+            // What `full/{the level's width},` reads. A failure here is the thumbnail's, which reports it.
+            let whole = IIIFResolvedRequest(region: Rect(x: 0, y: 0, width: imageSize.width, height: imageSize.height),
+                                            size: size, rotation: 0, mirror: false, quality: .default, format: "jpg")
+            guard let tile = try? storedTileSource(for: whole, in: image), tile.isWholeLevel,
+                  let plan = try? IIIFRenderer.plan(tile.request, from: tile.source, reducedBy: tile.scale,
+                                                    padding: tile.padding),
+                  let reservation = renderBudget.reserveAtOnce(plan.workingSet) else { return }
+            defer { reservation.release() }
+            _ = try? wholeLevelPlanes(of: tile, imageKey: imageKey)
+        }
+    }
+
+    /// What `image`'s rendered responses and decoded planes are kept under, before the request: the file as it is
+    /// now and what it is read from (`source`: the file, its pyramid, or the preview).
+    private func responseKey(of image: OpenImages.Image, readFrom source: ImageSource) -> String {
+        "\(image.cacheKey)\n\(image.size) \(image.modified.timeIntervalSince1970)\n\(source.input.name)"
+    }
+
+    /// The key of the planes of the level at reduction `scale` in `thumbnailPlanes`.
+    private static func planesKey(imageKey: String, scale: Int) -> String { imageKey + "\n\(scale)" }
+
+    /// The planes of `tile`, a whole level (`OneStoredTile.isWholeLevel`): held, or decoded at their own size and
+    /// kept in `thumbnailPlanes`.
+    private func wholeLevelPlanes(of tile: OneStoredTile, imageKey: String) throws -> JPEGPlanes? {
+        try thumbnailPlanes.value(for: Self.planesKey(imageKey: imageKey, scale: tile.scale)) {
+            try JPEGPlanes(decoding: tile.source.input, scale: 1, rows: tile.content.height, budget: tile.source.budget)
+        }
     }
 
     private func image(path: String, encodedIdentifier: String, base: String, segments: [String], request: HTTPRequest,
@@ -213,7 +263,7 @@ public final class IIIFService: Sendable {
             let source = preview ?? image.source
             // What the bytes depend on: the file as it is now, what it is read from (the file, its pyramid, the
             // preview) and the request in its canonical form, whatever the host or the spelling asked with.
-            let imageKey = "\(image.cacheKey)\n\(image.size) \(image.modified.timeIntervalSince1970)\n\(source.input.name)"
+            let imageKey = responseKey(of: image, readFrom: source)
             let key = imageKey + "\n" + canonicalPath
             if let held = responses.heldResponse(for: key) { return (held.bytes, held.mediaType) }
             // A stored tile cut, relabelled or stretched in its coefficients decodes no pixels: made here, on the
@@ -232,13 +282,7 @@ public final class IIIFService: Sendable {
             }
             // A level that is one stored tile (a thumbnail's) is kept decoded for the image's other thumbnails.
             let heldPlanes = tileSource.flatMap { tile -> (() throws -> JPEGPlanes?)? in
-                guard tile.isWholeLevel else { return nil }
-                return {
-                    try self.thumbnailPlanes.value(for: imageKey + "\n\(tile.scale)") {
-                        try JPEGPlanes(decoding: tile.source.input, scale: 1, rows: tile.content.height,
-                                       budget: tile.source.budget)
-                    }
-                }
+                tile.isWholeLevel ? { try self.wholeLevelPlanes(of: tile, imageKey: imageKey) } : nil
             }
             let tileArea = tileSize(of: image) * tileSize(of: image)
             func planned() throws -> IIIFRenderer.Plan {
