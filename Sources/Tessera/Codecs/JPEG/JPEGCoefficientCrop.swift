@@ -6,7 +6,8 @@ import Foundation
 /// coefficients, as `jpegtran -crop WxH+0+0` does: the quantised coefficients of the blocks inside the corner are
 /// copied into a new JPEG with the same tables, so their pixels are those stored. Where the corner reaches past
 /// `content` (the real pixels of a padded edge tile, or the whole JPEG), only the blocks that meet the new edge are
-/// made again: decoded, their last real column and row repeated, transformed and quantised with the same tables.
+/// made again: their last real column and row repeated (in their coefficients, `EdgeBlocks`) and quantised with
+/// the same tables.
 /// This is how a pyramid's padded edge tile is sent at its real size, or at the pixel more a viewer asks for, with
 /// no decode of the whole tile and no encode. A corner that codes the same blocks as the whole JPEG (its real
 /// pixels end in the last MCU column and row) is the JPEG itself with the new size in its frame header; any other
@@ -87,9 +88,8 @@ enum JPEGCoefficientCrop {
             let sourceRows = roundUp(Int(sourceInfo.height_in_blocks), vertical)
             // The new JPEG's tables are the source's (jpeg_copy_critical_parameters).
             let table = (session.quantization(component: component) ?? [Int](repeating: 1, count: 64)).map(Float.init)
-            var edge = EdgeBlocks(content: content, size: size, sampling: (horizontal, vertical),
-                                  maxSampling: (maxHorizontal, maxVertical), table: table,
-                                  sourceColumns: sourceColumns, sourceRows: sourceRows) { column, row in
+            let edge = EdgeBlocks(content: content, size: size, sampling: (horizontal, vertical),
+                                  maxSampling: (maxHorizontal, maxVertical), table: table) { column, row in
                 guard let blocks = tessera_jpeg_decoder_block_row(session.decoder, Int32(component), JDIMENSION(row)) else {
                     try session.check(0, during: "reading coefficients")
                     throw TesseraError.corrupt(path: name, detail: "a block row cannot be read (while cropping coefficients)")
@@ -182,27 +182,22 @@ enum JPEGCoefficientCrop {
     private static func roundUp(_ value: Int, _ multiple: Int) -> Int { (value + multiple - 1) / multiple * multiple }
 
     /// The blocks of one component that meet the new edge, made from the source's real samples: each sample past
-    /// the last real one is that one repeated. Each such block reads one source block (`sourceBlock`: 64
-    /// quantised coefficients in natural order): its own, or the last real one in its row or column (where the
-    /// edge is), so the decoded ones are kept along those two lines.
+    /// the last real one is that one repeated. Repeating samples is linear, so it is done on the coefficients: a
+    /// block's dequantised coefficients times the matrix that does it to an 8-sample line's DCT (`Repetition`),
+    /// across and down, then quantised again. Each such block reads one source block (`sourceBlock`: 64 quantised
+    /// coefficients in natural order): its own, or the last real one in its row or column (where the edge is).
     struct EdgeBlocks {
         /// The component's real samples and those asked for.
         let real: Size, asked: Size
         /// The component's quantisation table, one row of 8 per SIMD8, natural order.
         let table: [SIMD8<Float>]
         let lastColumn: Int, lastRow: Int
-        let sourceRows: Int
         let sourceBlock: (_ column: Int, _ row: Int) throws -> UnsafePointer<Int16>
-        /// Source blocks decoded (8 rows of samples less 128 each): the last real column's by row at
-        /// `8 * row`, then the last real row's by column at `8 * (sourceRows + column)`; `isDecoded` per block.
-        private var decodedRows: [SIMD8<Float>], isDecoded: [Bool]
 
         /// The edge of a component sampled `sampling` of `maxSampling` (its samples per MCU across and down) in
         /// an image whose `content` pixels are real and `size` asked for, quantised with `table` (64 in natural
-        /// order), its source `sourceColumns` by `sourceRows` blocks. A subsampled sample that mixes a real pixel
-        /// with padding counts as padding.
+        /// order). A subsampled sample that mixes a real pixel with padding counts as padding.
         init(content: Size, size: Size, sampling: (Int, Int), maxSampling: (Int, Int), table: [Float],
-             sourceColumns: Int, sourceRows: Int,
              sourceBlock: @escaping (_ column: Int, _ row: Int) throws -> UnsafePointer<Int16>) {
             let real = Size(width: max(1, content.width * sampling.0 / maxSampling.0),
                             height: max(1, content.height * sampling.1 / maxSampling.1))
@@ -210,12 +205,9 @@ enum JPEGCoefficientCrop {
             asked = Size(width: (size.width * sampling.0 + maxSampling.0 - 1) / maxSampling.0,
                          height: (size.height * sampling.1 + maxSampling.1 - 1) / maxSampling.1)
             self.table = (0..<8).map { row in SIMD8((0..<8).map { table[8 * row + $0] }) }
-            self.sourceRows = sourceRows
             self.sourceBlock = sourceBlock
             lastColumn = (real.width - 1) / 8
             lastRow = (real.height - 1) / 8
-            decodedRows = [SIMD8<Float>](repeating: .zero, count: 8 * (sourceRows + sourceColumns))
-            isDecoded = [Bool](repeating: false, count: sourceRows + sourceColumns)
         }
 
         /// Whether the block at `column`, `row` holds samples past the real ones that are asked for.
@@ -235,102 +227,105 @@ enum JPEGCoefficientCrop {
             stretchesDown && 8 * row + 8 > real.height && 8 * row < asked.height
         }
 
+        /// 2^23: a Float from 0 to 2^23 added to it keeps only whole units (`extend`).
+        private static let integerBias = SIMD8<Float>(repeating: 8_388_608)
+
         /// Writes the block at `column`, `row` (one that meets the edge) as quantised coefficients.
-        mutating func extend(into block: UnsafeMutablePointer<Int16>, column: Int, row: Int) throws {
+        func extend(into block: UnsafeMutablePointer<Int16>, column: Int, row: Int) throws {
             let sourceColumn = min(column, lastColumn), sourceRow = min(row, lastRow)
-            let slot = try decoded(column: sourceColumn, row: sourceRow)
-            let table = table
-            // The last real sample's lane and row in the source block; past them, it is repeated: past its lane in
+            let source = try sourceBlock(sourceColumn, sourceRow)
+            // The last real sample's lane and line in the source block; past them, it is repeated: past its lane in
             // the block holding the edge, in every lane of a block wholly past it (and likewise down).
-            let lastLane = min(7, real.width - 1 - 8 * sourceColumn), lastLine = min(7, real.height - 1 - 8 * sourceRow)
-            let repeated = SIMD8<Int32>(0, 1, 2, 3, 4, 5, 6, 7) .> Int32(column == sourceColumn ? lastLane : -1)
-            decodedRows.withUnsafeBufferPointer { decoded in
-                withUnsafeTemporaryAllocation(of: SIMD8<Float>.self, capacity: 16) { scratch in
-                    let samples = scratch.baseAddress!, coefficients = samples + 8
-                    for y in 0..<8 {
-                        let line = decoded[8 * slot + (row == sourceRow ? min(y, lastLine) : lastLine)]
-                        samples[y] = line.replacing(with: line[lastLane], where: repeated)
-                    }
-                    DCT8.forward(samples, into: coefficients)
-                    for v in 0..<8 {
-                        // A quantiser of 0 (invalid, but libjpeg reads it) makes every coefficient it scales 0.
-                        let quantised = (coefficients[v] / table[v]).replacing(with: 0, where: table[v] .== 0)
-                        // Rounded half away from zero, as `rounded()` but without a call per coefficient: from a half
-                        // up, a magnitude plus a half truncates to the right integer in Float (the sum is exact, or
-                        // rounds up only to a power of two it reaches), and below a half it is 0.
-                        let magnitude = quantised.replacing(with: -quantised, where: quantised .< 0)
-                        let rounded = (magnitude + 0.5).replacing(with: 0, where: magnitude .< 0.5)
-                        for u in 0..<8 {
-                            let value = rounded[u] < 32767 ? Int16(rounded[u]) : .max
-                            block[8 * v + u] = quantised[u] < 0 ? -value : value
+            let across = Repetition.matrix(last: min(7, real.width - 1 - 8 * sourceColumn),
+                                           wholly: column != sourceColumn)
+            let down = Repetition.matrix(last: min(7, real.height - 1 - 8 * sourceRow), wholly: row != sourceRow)
+            table.withUnsafeBufferPointer { table in
+                Repetition.matrices.withUnsafeBufferPointer { matrices in
+                    withUnsafeTemporaryAllocation(of: SIMD8<Float>.self, capacity: 16) { scratch in
+                        let lines = scratch.baseAddress!, coefficients = lines + 8
+                        // Each line of coefficients (vertical frequency v) dequantised, then repeated across: the
+                        // across matrix's rows weighted by its coefficients. A line of zeros (most of a block's) stays
+                        // zero, and is left out of the sums down.
+                        var nonzero: UInt8 = 0
+                        for v in 0..<8 {
+                            let quantised = UnsafeRawPointer(source + 8 * v).loadUnaligned(as: SIMD8<Int16>.self)
+                            guard quantised != .zero else {
+                                lines[v] = .zero
+                                continue
+                            }
+                            nonzero |= 1 << v
+                            let line = SIMD8<Float>(quantised) * table[v]
+                            guard let across else {
+                                lines[v] = line
+                                continue
+                            }
+                            var sum = SIMD8<Float>()
+                            for u in 0..<8 { sum += line[u] * matrices[across + u] }
+                            lines[v] = sum
+                        }
+                        // Repeated down: output line k is the lines weighted by column k of the down matrix.
+                        if let down {
+                            for k in 0..<8 { coefficients[k] = .zero }
+                            for v in 0..<8 where nonzero & 1 << v != 0 {
+                                let line = lines[v], weights = matrices[down + v]
+                                for k in 0..<8 { coefficients[k] += line * weights[k] }
+                            }
+                        } else {
+                            coefficients.update(from: lines, count: 8)
+                        }
+                        for v in 0..<8 {
+                            // A quantiser of 0 (invalid, but libjpeg reads it) makes every coefficient it scales 0.
+                            let quantised = (coefficients[v] / table[v]).replacing(with: 0, where: table[v] .== 0)
+                            // Rounded half away from zero: the magnitude plus a half, rounded down (the sum is exact,
+                            // or rounds up only to a power of two it reaches), at most 32767.
+                            let magnitude = quantised.replacing(with: -quantised, where: quantised .< 0)
+                            var halfUp = magnitude + 0.5
+                            halfUp.replace(with: 32767, where: halfUp .> 32767)
+                            // Added to 2^23, a Float of 0 to 2^23 is rounded to the nearest integer, which is then the
+                            // low bits of its pattern (one less where that rounded up): Float to integer in lanes.
+                            let shifted = halfUp + Self.integerBias
+                            var integers = unsafeBitCast(shifted, to: SIMD8<Int32>.self)
+                                &- unsafeBitCast(Self.integerBias, to: SIMD8<Int32>.self)
+                            integers.replace(with: integers &- 1, where: shifted - Self.integerBias .> halfUp)
+                            integers.replace(with: 0 &- integers, where: quantised .< 0)
+                            UnsafeMutableRawPointer(block + 8 * v)
+                                .storeBytes(of: SIMD8<Int16>(truncatingIfNeeded: integers), as: SIMD8<Int16>.self)
                         }
                     }
                 }
             }
         }
-
-        /// The slot of the source block at `column`, `row` in `decodedRows`, decoded on first use.
-        private mutating func decoded(column: Int, row: Int) throws -> Int {
-            let slot = column == lastColumn ? row : sourceRows + column
-            if isDecoded[slot] { return slot }
-            let block = try sourceBlock(column, row)
-            let table = table
-            decodedRows.withUnsafeMutableBufferPointer { decoded in
-                withUnsafeTemporaryAllocation(of: SIMD8<Float>.self, capacity: 8) { scratch in
-                    let coefficients = scratch.baseAddress!
-                    for v in 0..<8 {
-                        var line = SIMD8<Float>()
-                        for u in 0..<8 { line[u] = Float(block[8 * v + u]) }
-                        coefficients[v] = line * table[v]
-                    }
-                    DCT8.inverse(coefficients, into: decoded.baseAddress! + 8 * slot)
-                }
-            }
-            isDecoded[slot] = true
-            return slot
-        }
     }
 }
 
-/// The 8 x 8 DCT of JPEG (T.81 A.3.3), orthonormal and separable, on samples less 128, in natural order: a block
-/// is 8 rows of 8 lanes.
-private enum DCT8 {
-    /// Row `k` of the basis: C(k) / 2 * cos((2n + 1) k pi / 16) in lane `n`; the inverse's basis is its transpose.
-    private static let forwardBasis: [SIMD8<Float>] = (0..<8).map { k in
-        let scale: Double = k == 0 ? 0.5.squareRoot() / 2 : 0.5
-        return SIMD8((0..<8).map { (n: Int) -> Float in Float(scale * cos(Double((2 * n + 1) * k) * Double.pi / 16)) })
-    }
-    private static let inverseBasis: [SIMD8<Float>] = (0..<8).map { n in SIMD8((0..<8).map { forwardBasis[$0][n] }) }
-
-    /// The coefficients (row `v`, lane `u`) of 8 rows of samples (row `y`, lane `x`).
-    static func forward(_ samples: UnsafePointer<SIMD8<Float>>, into output: UnsafeMutablePointer<SIMD8<Float>>) {
-        transform(samples, by: forwardBasis, transposed: inverseBasis, into: output)
-    }
-
-    /// The samples of 8 rows of dequantised coefficients.
-    static func inverse(_ coefficients: UnsafePointer<SIMD8<Float>>, into output: UnsafeMutablePointer<SIMD8<Float>>) {
-        transform(coefficients, by: inverseBasis, transposed: forwardBasis, into: output)
-    }
-
-    /// `P x M x P^T` for the basis `P` (8 rows) and its transpose: each row of `M x P^T` is the rows of `P^T`
-    /// weighted by that row's lanes, then output row `k` is those rows weighted by the lanes of row `k` of `P`.
-    private static func transform(_ input: UnsafePointer<SIMD8<Float>>, by basis: [SIMD8<Float>],
-                                  transposed: [SIMD8<Float>], into output: UnsafeMutablePointer<SIMD8<Float>>) {
-        basis.withUnsafeBufferPointer { basis in
-            transposed.withUnsafeBufferPointer { transposed in
-                withUnsafeTemporaryAllocation(of: SIMD8<Float>.self, capacity: 8) { rows in
-                    for y in 0..<8 {
-                        var sum = SIMD8<Float>()
-                        for n in 0..<8 { sum += input[y][n] * transposed[n] }
-                        rows[y] = sum
-                    }
-                    for k in 0..<8 {
-                        var sum = SIMD8<Float>()
-                        for n in 0..<8 { sum += basis[k][n] * rows[n] }
-                        output[k] = sum
-                    }
+/// What repeating an 8-sample line's samples past one of them does to the line's DCT (T.81 A.3.3, orthonormal), as
+/// a matrix: row `u` is the DCT of the repeated line of basis function `u`, so a line's coefficients weighting the
+/// rows give the repeated line's. Past lane `last` in a block holding the edge, or every lane (`wholly`) in a block
+/// past it; down a block, the same matrices on its lines.
+private enum Repetition {
+    /// Every such matrix, 8 rows each: lane `last` (0-7) repeated past itself, then over every lane, for each `last`.
+    static let matrices: [SIMD8<Float>] = {
+        /// C(k) / 2 * cos((2n + 1) k pi / 16): the DCT's basis function `k` at sample `n`.
+        func basis(_ k: Int, _ n: Int) -> Double {
+            (k == 0 ? 0.5.squareRoot() / 2 : 0.5) * cos(Double((2 * n + 1) * k) * Double.pi / 16)
+        }
+        var rows: [SIMD8<Float>] = []
+        for last in 0..<8 {
+            for wholly in [false, true] {
+                let source = (0..<8).map { wholly ? last : min($0, last) }
+                for u in 0..<8 {
+                    rows.append(SIMD8((0..<8).map { k in
+                        Float((0..<8).reduce(0.0) { $0 + basis(u, source[$1]) * basis(k, $1) })
+                    }))
                 }
             }
         }
+        return rows
+    }()
+
+    /// Where the matrix repeating lane `last` (past itself, or over every lane when `wholly`) starts in
+    /// `matrices`; nil when it repeats nothing (the last lane, past itself).
+    static func matrix(last: Int, wholly: Bool) -> Int? {
+        last == 7 && !wholly ? nil : (2 * last + (wholly ? 1 : 0)) * 8
     }
 }

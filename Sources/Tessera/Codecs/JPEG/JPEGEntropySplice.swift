@@ -91,11 +91,10 @@ enum JPEGEntropySplice {
             let coefficients = UnsafeMutablePointer<Int16>.allocate(capacity: planeCounts.reduce(0, +))
             defer { coefficients.deallocate() }
             let planes = (0..<components).map { coefficients + planeCounts[..<$0].reduce(0, +) }
-            var edges = (0..<components).map { c in
+            let edges = (0..<components).map { c in
                 let plane = planes[c], across = blocksAcross[c], down = rows * sampling[c].vertical
                 return JPEGCoefficientCrop.EdgeBlocks(
-                    content: content, size: size, sampling: sampling[c], maxSampling: maxSampling, table: tables[c],
-                    sourceColumns: across, sourceRows: down
+                    content: content, size: size, sampling: sampling[c], maxSampling: maxSampling, table: tables[c]
                 ) { column, row in
                     guard column < across, row < down else { throw Declined() }
                     return UnsafePointer(plane + (row * across + column) * 64)
@@ -136,7 +135,7 @@ enum JPEGEntropySplice {
             let codes = (scan.dcTables + scan.acTables).flatMap(\.lookup.encodingTable)
             do {
                 return try codes.withUnsafeBufferPointer { codes in
-                    try write(planes: planes, edges: &edges, editedColumns: editedColumns, editedRows: editedRows,
+                    try write(planes: planes, edges: edges, editedColumns: editedColumns, editedRows: editedRows,
                               starts: starts, afterDC: afterDC, bits: unstuffed.bytes,
                               dc: (0..<components).map { codes.baseAddress! + 256 * $0 },
                               ac: (0..<components).map { codes.baseAddress! + 256 * (components + $0) })
@@ -188,7 +187,7 @@ enum JPEGEntropySplice {
         /// The corner's MCUs in order: copied where the source codes the same blocks from the same prediction; where
         /// only the prediction differs, each component's first DC difference coded again and the rest copied; coded
         /// again where the blocks change, with each component's DC and AC codes (`encodingTable`, 256 each).
-        private func write(planes: [UnsafeMutablePointer<Int16>], edges: inout [JPEGCoefficientCrop.EdgeBlocks],
+        private func write(planes: [UnsafeMutablePointer<Int16>], edges: [JPEGCoefficientCrop.EdgeBlocks],
                            editedColumns: [Bool], editedRows: [Bool], starts: [Int], afterDC: [Int],
                            bits: UnsafePointer<UInt8>, dc: [UnsafePointer<UInt32>], ac: [UnsafePointer<UInt32>]) throws
             -> [UInt8] {
