@@ -130,8 +130,9 @@ struct JPEGPlaneDecoder {
         var offset = JDIMENSION(columns.lowerBound), width = JDIMENSION(columns.count)
         try session.check(tessera_jpeg_crop_scanline(session.decoder, &offset, &width), during: "cropping")
         let first = Int(offset), count = Int(width), components = planes.count, rows = size.height
-        // Each plane's pixels per sample across and down, whole numbers at scale 1.
+        // Each plane's pixels per sample across and down (whole numbers at scale 1), and the samples of the columns.
         let steps = planes.map { (across: Int($0.pixelsPerSample.x), down: Int($0.pixelsPerSample.y)) }
+        let sampled = steps.map { first / $0.across..<(first + count + $0.across - 1) / $0.across }
         let pixels = UnsafeMutablePointer<UInt8>.allocate(capacity: lines * count * components)
         defer { pixels.deallocate() }
         let pointers = UnsafeMutablePointer<JSAMPROW?>.allocate(capacity: lines)
@@ -146,15 +147,13 @@ struct JPEGPlaneDecoder {
             guard read > 0 else { throw TesseraError.truncated(path: name, detail: "after row \(y)") }
             for line in 0..<Int(read) {
                 let row = pixels + line * count * components
-                for (index, plane) in planes.enumerated() {
+                for index in 0..<components {
                     let (across, down) = steps[index]
                     guard (y + line) % down == 0 else { continue }
-                    let start = plane.offset + (y + line) / down * plane.stride
-                    var sample = first / across
-                    while sample * across < first + count {
-                        samples[start + sample] = row[(sample * across - first) * components + index]
-                        sample += 1
-                    }
+                    let target = samples + planes[index].offset + (y + line) / down * planes[index].stride
+                    // The sample's first pixel, `across * components` bytes after the previous sample's.
+                    let source = row + index - first * components, step = across * components
+                    for sample in sampled[index] { target[sample] = source[sample * step] }
                 }
             }
             y += Int(read)
