@@ -105,8 +105,7 @@ struct SampleConversion: Sendable {
     /// same samples as the general path (`value * 255` rounded, clamped). Every lane of a run of pixels is
     /// converted by one flat loop the compiler vectorises, then the wanted lanes are packed: converting pixel by
     /// pixel cost more than the resampling itself on small renders. A clamped value's floor comes from its float
-    /// bits: adding 2^23 leaves it rounded to the nearest whole number in the low mantissa bits, one less where
-    /// that rounded up.
+    /// bits (`flooredFromBits`).
     private static func storeOpaque8(_ pixels: UnsafeBufferPointer<SIMD4<Float>>, to out: UnsafeMutablePointer<UInt8>,
                                      channels: Int) {
         guard let base = pixels.baseAddress, !pixels.isEmpty else { return }
@@ -118,8 +117,7 @@ struct SampleConversion: Sendable {
                     let count = min(run, pixels.count - start), first = values + 4 * start
                     for i in 0..<4 * count {
                         let clamped = Swift.min(Swift.max(first[i] * 255 + 0.5, 0), 255)
-                        let biased = clamped + 8_388_608, bits = biased.bitPattern
-                        lane[i] = UInt8(truncatingIfNeeded: biased - 8_388_608 > clamped ? bits &- 1 : bits)
+                        lane[i] = UInt8(truncatingIfNeeded: clamped.flooredFromBits)
                     }
                     let target = out + channels * start
                     if channels == 1 {
@@ -179,5 +177,16 @@ extension Optional where Wrapped == [UInt16] {
     fileprivate func withUnsafeBufferPointerIfPresent<Result>(_ body: (UnsafeBufferPointer<UInt16>?) -> Result) -> Result {
         guard let self else { return body(nil) }
         return self.withUnsafeBufferPointer { body($0) }
+    }
+}
+
+extension Float {
+    /// This value (0 to 2^23) rounded down, from its bits rather than a call: added to 2^23 a Float keeps only whole
+    /// units, rounded to the nearest, in the low bits of its pattern; one less where that rounded up. No call and no
+    /// branch, so loops of it vectorise.
+    @inline(__always)
+    var flooredFromBits: UInt32 {
+        let bias: Float = 8_388_608, biased = self + bias
+        return (biased - bias > self ? biased.bitPattern &- 1 : biased.bitPattern) &- bias.bitPattern
     }
 }

@@ -227,9 +227,6 @@ enum JPEGCoefficientCrop {
             stretchesDown && 8 * row + 8 > real.height && 8 * row < asked.height
         }
 
-        /// 2^23: a Float from 0 to 2^23 added to it keeps only whole units (`extend`).
-        private static let integerBias = SIMD8<Float>(repeating: 8_388_608)
-
         /// Writes the block at `column`, `row` (one that meets the edge) as quantised coefficients.
         func extend(into block: UnsafeMutablePointer<Int16>, column: Int, row: Int) throws {
             let sourceColumn = min(column, lastColumn), sourceRow = min(row, lastRow)
@@ -281,12 +278,8 @@ enum JPEGCoefficientCrop {
                             let magnitude = quantised.replacing(with: -quantised, where: quantised .< 0)
                             var halfUp = magnitude + 0.5
                             halfUp.replace(with: 32767, where: halfUp .> 32767)
-                            // Added to 2^23, a Float of 0 to 2^23 is rounded to the nearest integer, which is then the
-                            // low bits of its pattern (one less where that rounded up): Float to integer in lanes.
-                            let shifted = halfUp + Self.integerBias
-                            var integers = unsafeBitCast(shifted, to: SIMD8<Int32>.self)
-                                &- unsafeBitCast(Self.integerBias, to: SIMD8<Int32>.self)
-                            integers.replace(with: integers &- 1, where: shifted - Self.integerBias .> halfUp)
+                            var integers = SIMD8<Int32>()
+                            for u in 0..<8 { integers[u] = Int32(bitPattern: halfUp[u].flooredFromBits) }
                             integers.replace(with: 0 &- integers, where: quantised .< 0)
                             UnsafeMutableRawPointer(block + 8 * v)
                                 .storeBytes(of: SIMD8<Int16>(truncatingIfNeeded: integers), as: SIMD8<Int16>.self)
