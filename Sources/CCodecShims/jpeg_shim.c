@@ -137,6 +137,7 @@ struct tessera_jpeg_encoder {
     struct tessera_jpeg_error error;
     unsigned char *memory;
     unsigned long memory_size;
+    int writes_to_memory;  // libjpeg's memory destination was set on `memory`
     jvirt_barray_ptr coefficients[MAX_COMPONENTS];
 };
 
@@ -155,6 +156,10 @@ tessera_jpeg_encoder *tessera_jpeg_encoder_create(void) {
 
 void tessera_jpeg_encoder_destroy(tessera_jpeg_encoder *encoder) {
     if (!encoder) return;
+    // libjpeg's memory destination swaps in a larger buffer as the output grows, freeing the one before, and only
+    // points `memory` at the buffer it holds when terminated: an encode abandoned part way (its reader failed)
+    // would free a freed buffer and leak the one held. Terminating it again after a finished encode changes nothing.
+    if (encoder->writes_to_memory) encoder->info.dest->term_destination(&encoder->info);
     jpeg_destroy_compress(&encoder->info);
     free(encoder->memory);
     free(encoder);
@@ -170,8 +175,10 @@ int tessera_jpeg_encoder_setup(tessera_jpeg_encoder *encoder, FILE *file, JDIMEN
         struct jpeg_compress_struct *info = &encoder->info;
         if (file)
             jpeg_stdio_dest(info, file);
-        else if (!info->dest)  // a destination attached before setup is kept
+        else if (!info->dest) {  // a destination attached before setup is kept
             jpeg_mem_dest(info, &encoder->memory, &encoder->memory_size);
+            encoder->writes_to_memory = 1;
+        }
         info->image_width = width;
         info->image_height = height;
         info->input_components = components;
@@ -213,6 +220,7 @@ int tessera_jpeg_encoder_setup_coefficients(tessera_jpeg_encoder *encoder, tesse
                                             JDIMENSION width, JDIMENSION height) {
     GUARDED(encoder, {
         jpeg_mem_dest(&encoder->info, &encoder->memory, &encoder->memory_size);
+        encoder->writes_to_memory = 1;
         jpeg_copy_critical_parameters(&source->info, &encoder->info);
         encoder->info.image_width = width;
         encoder->info.image_height = height;

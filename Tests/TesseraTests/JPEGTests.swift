@@ -95,4 +95,18 @@ import Testing
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["photo.jpg"])
     }
+
+    /// An encode to memory abandoned part way, its output already past libjpeg's first buffer (which its memory
+    /// destination swaps for a larger one, freeing the first), is the reader's error: the encoder frees the buffer
+    /// it holds, not the one freed before (a double free, measured to abort the process).
+    @Test func anEncodeToMemoryAbandonedPartWayIsTheReadersError() throws {
+        var options = EncodeOptions()
+        options.quality = 95
+        let source = try ImageWriter.encode(TestImages.make(width: 512, height: 512, format: .rgb8), as: .jpeg,
+                                            options: options)
+        let cut = Array(source.prefix(source.count * 3 / 5))
+        #expect(throws: TesseraError.self) {
+            try ImageWriter.encode(try ImageSource(bytes: cut, name: "cut.jpg").makeReader(), as: .jpeg)
+        }
+    }
 }
