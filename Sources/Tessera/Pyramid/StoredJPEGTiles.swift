@@ -19,6 +19,24 @@ public protocol StoredJPEGTiles: Sendable {
     var indexByteCount: Int { get }
 }
 
+extension StoredJPEGTiles {
+    /// The size of the real pixels of the tile at (`column`, `row`) of the level stored at reduction `scale` (the
+    /// level's right and bottom edges cut its last column and row), from the level's size alone; nil when no level
+    /// is stored there or it has no such tile.
+    public func storedContent(scale: Int, column: Int, row: Int) -> Size? {
+        guard let level = storedLevelSize(scale: scale), column >= 0, row >= 0, column * tileSize < level.width,
+              row * tileSize < level.height else { return nil }
+        return Size(width: min(tileSize, level.width - column * tileSize),
+                    height: min(tileSize, level.height - row * tileSize))
+    }
+
+    /// Whether `jpeg(scale:column:row:size:)` answers with a stored tile, as stored or cut or stretched in its
+    /// coefficients, told from the level's size alone (nothing read).
+    public func answers(scale: Int, column: Int, row: Int, size: Size) -> Bool {
+        storedContent(scale: scale, column: column, row: row).map { JPEGCoefficientCrop.reaches(size, from: $0) } ?? false
+    }
+}
+
 extension StoredTileReader: StoredJPEGTiles {}
 
 /// A pyramidal TIFF's stored tiles are what its `ImageSource` keeps: read while its directories are walked for

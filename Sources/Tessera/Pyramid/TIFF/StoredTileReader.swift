@@ -96,8 +96,8 @@ public final class StoredTileReader: Sendable {
     /// column and row repeated where `size` reaches past them (`JPEGCoefficientCrop`); nil when the pyramid stores
     /// no such JPEG tile or it is not near that size.
     public func jpeg(scale: Int, column: Int, row: Int, size: Size) throws -> [UInt8]? {
-        guard let (jpeg, content) = try storedJPEG(scale: scale, column: column, row: row),
-              JPEGCoefficientCrop.reaches(size, from: content) else { return nil }
+        guard answers(scale: scale, column: column, row: row, size: size),
+              let (jpeg, content) = try storedJPEG(scale: scale, column: column, row: row) else { return nil }
         guard size != Size(width: tileSize, height: tileSize) || content != size else { return jpeg }
         return try JPEGCoefficientCrop.topLeft(of: jpeg, size: size, content: content, name: input.name)
     }
@@ -105,10 +105,8 @@ public final class StoredTileReader: Sendable {
     /// The tile at (`column`, `row`) of the level at reduction `scale` as stored (a whole tile, padded past the
     /// level's edge) and the size of its real pixels; nil when the pyramid stores no such JPEG tile.
     public func storedJPEG(scale: Int, column: Int, row: Int) throws -> (jpeg: [UInt8], content: Size)? {
-        guard let level = levels.first(where: { $0.scale == scale }), column >= 0, row >= 0,
-              column * tileSize < level.size.width, row * tileSize < level.size.height else { return nil }
-        let content = Size(width: min(tileSize, level.size.width - column * tileSize),
-                           height: min(tileSize, level.size.height - row * tileSize))
+        guard let level = levels.first(where: { $0.scale == scale }),
+              let content = storedContent(scale: scale, column: column, row: row) else { return nil }
         let index = row * level.columns + column
         let offset = level.offsets[index], count = Int(level.byteCounts[index])
         guard count > 4, count < 64 << 20 else { return nil }

@@ -143,8 +143,8 @@ extension TileFolderPyramid: StoredJPEGTiles {
     /// Edge tiles are stored at their size, so a tile asked for at its size is sent as it is; a pixel or two off,
     /// it is cut or stretched in its coefficients (`JPEGCoefficientCrop`).
     func jpeg(scale: Int, column: Int, row: Int, size: Size) throws -> [UInt8]? {
-        guard let (stored, content) = try storedJPEG(scale: scale, column: column, row: row),
-              JPEGCoefficientCrop.reaches(size, from: content) else { return nil }
+        guard answers(scale: scale, column: column, row: row, size: size),
+              let (stored, content) = try storedJPEG(scale: scale, column: column, row: row) else { return nil }
         guard size != content else { return stored }
         return try JPEGCoefficientCrop.topLeft(of: stored, size: size,
                                                name: "the stored tile \(column),\(row) at 1/\(scale)")
@@ -152,12 +152,8 @@ extension TileFolderPyramid: StoredJPEGTiles {
 
     /// The tile's file as stored (edge tiles at their size) and that size.
     func storedJPEG(scale: Int, column: Int, row: Int) throws -> (jpeg: [UInt8], content: Size)? {
-        guard storesJPEGTiles, scaleFactors.contains(scale), column >= 0, row >= 0 else { return nil }
-        let level = levelSize(scale: scale)
-        guard column * tileWidth < level.width, row * tileHeight < level.height,
+        guard let content = storedContent(scale: scale, column: column, row: row),
               let tile = try tile(scale: scale, column: column, row: row) else { return nil }
-        return (try tile.readAll(budget: .default, purpose: "a stored tile"),
-                Size(width: min(tileWidth, level.width - column * tileWidth),
-                     height: min(tileHeight, level.height - row * tileHeight)))
+        return (try tile.readAll(budget: .default, purpose: "a stored tile"), content)
     }
 }
