@@ -68,6 +68,24 @@ public struct IIIFTileGeometry: Sendable, Hashable {
         return regions.flatMap { region in sizes.map { "\(region)/\($0)/0/default.\(format)" } }
     }
 
+    /// The tiles along the right and bottom edges of each level of more than one and at most `maxTiles` tiles,
+    /// coarsest level first (the levels a viewer's first views show): each level's right column top to bottom,
+    /// then the rest of its bottom row left to right.
+    public func edgeTiles(ofLevelsUpTo maxTiles: Int) -> [(scale: Int, column: Int, row: Int)] {
+        var levels: [[(scale: Int, column: Int, row: Int)]] = []
+        var scale = 1
+        while true {
+            let level = levelSize(scale: scale)
+            let columns = (level.width + tileWidth - 1) / tileWidth, rows = (level.height + tileHeight - 1) / tileHeight
+            if columns * rows <= 1 { break }
+            if columns * rows <= maxTiles {
+                levels.append((0..<rows).map { (scale, columns - 1, $0) } + (0..<columns - 1).map { (scale, $0, rows - 1) })
+            }
+            scale *= 2
+        }
+        return levels.reversed().flatMap { $0 }
+    }
+
     /// The tile a request for full-resolution `region` at `size` asks for, when it is one at a power-of-two
     /// reduction (edge tiles cut to the image, as any client asks) and `size` is within `slack` pixels of the
     /// tile's on each axis; nil for any other request. A slack of 1 finds the tiles viewers ask for a pixel off:
