@@ -39,4 +39,8 @@ uint16_t tessera_http_port(struct MHD_Daemon *daemon);
 // M_MMAP_THRESHOLD, M_TRIM_THRESHOLD and M_ARENA_MAX). Returns 1 when all were set, 0 otherwise (another C library).
 int tessera_set_malloc_thresholds(int mapping_threshold, int trim_threshold, int arenas);
 
+// Has the calling thread run only when a core would otherwise be idle (Linux's SCHED_IDLE: any other thread that
+// wants the core takes it at once). Returns 1 when set, 0 where the system has no such policy.
+int tessera_thread_run_only_when_idle(void);
+
 #endif

@@ -38,6 +38,9 @@ public struct HTTPResponse: Sendable {
     /// sent (so that it takes no core from the sending, nor from the client reading it). Callers that are not the
     /// server (`HTTPAnswer.response`) leave it undone.
     public var followUp: (@Sendable () -> Void)?
+    /// Work for what the client may ask later, which `HTTPServer` runs once the response is sent, and only in the
+    /// machine's idle time (`IdleTimeThread`). Callers that are not the server leave it undone.
+    public var idleFollowUp: (@Sendable () -> Void)?
 
     /// A response with `status`, `headers` in order, and `body` sent whole.
     public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
@@ -71,6 +74,22 @@ public final class DrainState: Sendable {
     func begin() { flag.store(true, ordering: .relaxed) }
 }
 
+/// How many requests a server has in progress: their request line arrived, their response not all sent. Shared
+/// with the site it serves, which does speculative work only while the server is quiet
+/// (`IIIFService.Configuration.isQuiet`).
+public final class RequestCount: Sendable {
+    private let count = Atomic<Int>(0)
+
+    public init() {}
+
+    /// The requests in progress now.
+    public var inProgress: Int { count.load(ordering: .relaxed) }
+
+    func started() { count.add(1, ordering: .relaxed) }
+
+    func finished() { count.subtract(1, ordering: .relaxed) }
+}
+
 /// An HTTP/1.1 server on libmicrohttpd: a pool of polling threads, keep-alive, HEAD handled by the library.
 /// Every request goes to one handler, called concurrently from the polling threads once the request is complete.
 /// What it answers `.now` is sent at once; what it answers `.later` is made on a worker of the server's
@@ -90,9 +109,11 @@ public final class HTTPServer: Sendable {
     private let daemon = Mutex<Daemon?>(nil)
     /// The workers that make `.later` answers.
     public let workers: HandlerPool
+    /// The thread that runs responses' idle follow-ups.
+    private let idleTime = IdleTimeThread(name: "tessera idle time")
     private let suspended = SuspendedConnections()
     /// Requests whose request line has arrived and that are not yet answered (or abandoned).
-    private let active = Atomic<Int>(0)
+    public let requests: RequestCount
     /// Set by `drain`: every response then closes its connection, and health checks fail.
     public let drainState: DrainState
 
@@ -111,8 +132,8 @@ public final class HTTPServer: Sendable {
 
         let uri: String
         let phase = Mutex(Phase.arrived)
-        /// The response's `followUp`, queued for a worker when the request completes.
-        let followUp = Mutex<(@Sendable () -> Void)?>(nil)
+        /// The response's `followUp` and `idleFollowUp`, queued when the request completes.
+        let followUps = Mutex<(soon: (@Sendable () -> Void)?, idle: (@Sendable () -> Void)?)>((nil, nil))
 
         init(uri: String) { self.uri = uri }
     }
@@ -123,10 +144,13 @@ public final class HTTPServer: Sendable {
     }
 
     /// A server that answers every request with `handler`, called on the server's polling threads, its `.later`
-    /// answers made on `workers` (closed when the server stops), and reports its draining in `drainState` (which
-    /// the site's health check reads); `start` listens.
-    public init(drainState: DrainState = DrainState(), workers: HandlerPool, handler: @escaping Handler) {
+    /// answers made on `workers` (closed when the server stops), reports its draining in `drainState` (which
+    /// the site's health check reads) and counts its requests in progress in `requests` (which the site reads
+    /// too); `start` listens.
+    public init(drainState: DrainState = DrainState(), requests: RequestCount = RequestCount(), workers: HandlerPool,
+                handler: @escaping Handler) {
         self.drainState = drainState
+        self.requests = requests
         self.workers = workers
         self.handler = handler
     }
@@ -162,7 +186,7 @@ public final class HTTPServer: Sendable {
     }
 
     /// Requests in progress now: their request line arrived, their response is not all sent.
-    public var requestsInProgress: Int { active.load(ordering: .relaxed) }
+    public var requestsInProgress: Int { requests.inProgress }
 
     /// Stops gracefully: closes the listening socket at once (new connections are refused), answers the requests
     /// already there with `Connection: close` (those on workers too), and stops once none is left (or none has
@@ -204,6 +228,7 @@ public final class HTTPServer: Sendable {
             daemon = nil
         }
         workers.close()
+        idleTime.close()
     }
 
     private static let callback: MHD_AccessHandlerCallback = { context, connection, url, method, _, _, uploadSize,
@@ -268,9 +293,11 @@ public final class HTTPServer: Sendable {
         return .YES
     }
 
-    /// Queues `response` to `request` on `connection`, keeping its follow-up for when it is sent.
+    /// Queues `response` to `request` on `connection`, keeping its follow-ups for when it is sent.
     private func queue(_ response: HTTPResponse, of request: RequestState, on connection: OpaquePointer) -> MHD_Result {
-        if let followUp = response.followUp { request.followUp.withLock { $0 = followUp } }
+        if response.followUp != nil || response.idleFollowUp != nil {
+            request.followUps.withLock { $0 = (response.followUp, response.idleFollowUp) }
+        }
         return queue(response, on: connection)
     }
 
@@ -294,21 +321,21 @@ extension HTTPServer {
     private static let requestStarted: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?)
         -> UnsafeMutableRawPointer? = { context, uri, _ in
         let server = Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue()
-        server.active.add(1, ordering: .relaxed)
+        server.requests.started()
         return Unmanaged.passRetained(RequestState(uri: uri.map { String(cString: $0) } ?? "")).toOpaque()
     }
 
-    /// libmicrohttpd's completion callback: the request is answered (its response's follow-up queued for a worker)
-    /// or abandoned; its state is freed.
+    /// libmicrohttpd's completion callback: the request is answered (its response's follow-up queued for a worker,
+    /// its idle follow-up for the idle-time thread) or abandoned; its state is freed.
     private static let requestCompleted: MHD_RequestCompletedCallback = { context, _, state, _ in
         guard let context, let state, let request = state.pointee else { return }
         let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
-        if let followUp = Unmanaged<RequestState>.fromOpaque(request).takeUnretainedValue().followUp.withLock({ $0 }) {
-            server.workers.submit(followUp, refuse: {})
-        }
+        let followUps = Unmanaged<RequestState>.fromOpaque(request).takeUnretainedValue().followUps.withLock { $0 }
+        if let soon = followUps.soon { server.workers.submit(soon, refuse: {}) }
+        if let idle = followUps.idle { server.idleTime.submit(idle) }
         Unmanaged<RequestState>.fromOpaque(request).release()
         state.pointee = nil
-        server.active.subtract(1, ordering: .relaxed)
+        server.requests.finished()
     }
 
     /// A streamed body's reader: the stream, and what suspends its connection while the stream has nothing ready.

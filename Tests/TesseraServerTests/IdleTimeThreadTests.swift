@@ -1,0 +1,51 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import TesseraServer
+
+/// The thread of speculative work: jobs run one at a time in their order, at the idle scheduling class on Linux;
+/// past its queue's bound a job is dropped, and closing drops those waiting.
+@Suite struct IdleTimeThreadTests {
+    @Test func jobsRunInTheirOrderInIdleTimeAndTheQueueIsBounded() {
+        let thread = IdleTimeThread(name: "test idle time")
+        defer { thread.close() }
+        let release = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+        let order = Mutex<[Int]>([]), policy = Mutex<Int32>(-1)
+        thread.submit {
+            policy.withLock { $0 = sched_getscheduler(0) }
+            started.signal()
+            release.wait()
+        }
+        started.wait()
+        for job in 0..<IdleTimeThread.maxQueued + 3 {
+            thread.submit {
+                order.withLock { $0.append(job) }
+                done.signal()
+            }
+        }
+        release.signal()
+        for _ in 0..<IdleTimeThread.maxQueued { #expect(done.wait(timeout: .now() + 10) == .success) }
+        #expect(done.wait(timeout: .now() + 0.2) == .timedOut, "the jobs past the bound were dropped")
+        #expect(order.withLock { $0 } == Array(0..<IdleTimeThread.maxQueued))
+        #if os(Linux)
+        #expect(policy.withLock { $0 } == 5, "SCHED_IDLE")
+        #endif
+    }
+
+    @Test func closingDropsTheJobsWaiting() {
+        let thread = IdleTimeThread(name: "test idle time")
+        let release = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0)
+        let ran = Mutex(0)
+        thread.submit {
+            started.signal()
+            release.wait()
+        }
+        started.wait()
+        for _ in 0..<3 { thread.submit { ran.withLock { $0 += 1 } } }
+        thread.close()
+        release.signal()
+        thread.submit { ran.withLock { $0 += 1 } }
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(ran.withLock { $0 } == 0)
+    }
+}
