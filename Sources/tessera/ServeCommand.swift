@@ -96,6 +96,8 @@ enum ServeCommand: Command {
         configuration.renderBudget = RenderBudget.Limits(bytes: arguments[renderMemory], queueLength: arguments[renderQueue],
                                                          maxWait: Double(arguments[renderWait]))
         configuration.decodedTileBytes = arguments[decodedTiles]
+        let requests = RequestCount()
+        configuration.isQuiet = { requests.inProgress <= 1 }
         let catalog = try catalog(arguments)
         let drainState = DrainState()
         // A render waits at most --render-wait for a worker, then at most that again for render memory.
@@ -104,7 +106,7 @@ enum ServeCommand: Command {
         let site = Site(service: IIIFService(catalog: catalog, configuration: configuration), viewer: try viewer(arguments),
                         workers: workers, isDraining: { drainState.isDraining })
         let quiet = arguments[Self.quiet]
-        let server = HTTPServer(drainState: drainState, workers: workers) { request in
+        let server = HTTPServer(drainState: drainState, requests: requests, workers: workers) { request in
             let start = DispatchTime.now()
             return site.answer(request).map { response in
                 if !quiet {

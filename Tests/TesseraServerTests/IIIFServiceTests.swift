@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import Tessera
 @testable import TesseraServer
@@ -209,6 +210,40 @@ import Testing
         }
         #expect(held.lookups.misses == 1 && held.lookups.hits == 2, "\(held.lookups)")
         #expect(get(service, "/iiif/plain/info.json").followUp == nil, "a plain JPEG stores no tiles")
+    }
+
+    /// info.json of an image not yet open also carries, to be made in idle time, the renders a viewer's first views
+    /// will ask for that no stored tile answers (edge tiles of the coarse levels asked `w,`, their height rounded two pixels off the
+    /// level's): made while the server is quiet and kept, so that the viewer's request finds them, the bytes it
+    /// would have rendered. Nothing is made while the server is busy, and an image already open foresees nothing.
+    @Test(needsVips) func infoJSONForeseesTheCoarseLevelsEdgeRenders() throws {
+        _ = try libvipsPyramid()
+        let catalog = try ImageCatalog(path: folder + "/images")
+        let quiet = Mutex(false)
+        var configuration = IIIFService.Configuration()
+        configuration.isQuiet = { quiet.withLock { $0 } }
+        let busy = IIIFService(catalog: catalog, configuration: configuration)
+        let busyFollowUp = try #require(get(busy, "/iiif/vips/info.json").idleFollowUp)
+        busyFollowUp()
+        #expect(busy.responses.usage.count == 0, "nothing is made while the server is busy")
+
+        quiet.withLock { $0 = true }
+        let service = IIIFService(catalog: catalog, configuration: configuration)
+        let followUp = try #require(get(service, "/iiif/vips/info.json").idleFollowUp)
+        followUp()
+        let made = service.responses.usage.count
+        #expect(made > 0)
+        #expect(get(service, "/iiif/vips/info.json").idleFollowUp == nil, "foreseen once, when the image was opened")
+        // The right column of the 384 x 277 level: 128 pixels wide as viewers round, 127 as libvips stored it.
+        let edge = "/iiif/vips/1024,0,509,1024/128,/0/default.jpg"
+        let found = get(service, edge)
+        #expect(service.responses.usage.count == made, "the viewer's request finds the render kept")
+        let onRequest = IIIFService(catalog: catalog)
+        let rendered = get(onRequest, edge)
+        #expect(onRequest.responses.usage.count == 1, "a render, kept")
+        #expect(found.status == 200 && found.body == rendered.body)
+        let image = try pixels(found)
+        #expect(image.width == 128 && image.height == 258)
     }
 
     /// info.json is written directly, byte for byte as JSONSerialization writes the same document pretty-printed

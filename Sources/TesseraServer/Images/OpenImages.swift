@@ -20,6 +20,8 @@ final class OpenImages: Sendable {
         let size: Int
         /// What the pyramid cache and the response cache know the image by: its path, or its URL and version.
         let cacheKey: String
+        /// Whether the `open` that answered with it opened it (read its file), rather than found it open.
+        var isNew = false
 
         /// Whether the image is a remote file found replaced: it is opened afresh.
         var hasChanged: Bool {
@@ -84,6 +86,8 @@ final class OpenImages: Sendable {
             entries.images.evictOldest(keeping: [path], while: { bytes > limit }) { _, image in bytes -= image.byteCost }
             entries.bytes = bytes
         }
-        return opened
+        var new = opened
+        new.isNew = true
+        return new
     }
 }

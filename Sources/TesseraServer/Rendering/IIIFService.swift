@@ -30,10 +30,15 @@ public final class IIIFService: Sendable {
         /// at full and half resolution (375 MB), the levels whose tiles serve several 256-pixel requests: with
         /// 256 MiB, a pass over such an image's tiles in random order decoded each of them about four times.
         public var decodedTileBytes = 512 << 20
+        /// Whether the server has at most one request in progress (a lone viewer's): the renders an image's
+        /// info.json foresees (`edgeRendersFollowUp`) are made only then. Always, unless set: `tessera serve` asks
+        /// its server (`RequestCount`).
+        public var isQuiet: @Sendable () -> Bool = { true }
 
         /// The defaults: `/iiif`, 256-pixel tiles, responses of at most 25 MP, JPEG quality 85, no pyramid cache,
         /// 128 MiB of rendered responses kept a day, the address from each request, renders within the default
-        /// memory limit with 64 waiting at most 10 s, decoded JPEG 2000 tiles kept as `decodedTileBytes` says.
+        /// memory limit with 64 waiting at most 10 s, decoded JPEG 2000 tiles kept as `decodedTileBytes` says,
+        /// renders foreseen whenever an info.json is sent.
         public init() {}
     }
 
@@ -139,7 +144,7 @@ public final class IIIFService: Sendable {
             case 1:
                 return HTTPResponse(status: 303, headers: [("Location", base + "/info.json")])
             case 2 where segments[1] == "info.json":
-                return try info(path: path, id: base, request: request, place)
+                return try info(path: path, id: base, encodedIdentifier: encodedIdentifier, request: request, place)
             case 5:
                 return try image(path: path, encodedIdentifier: encodedIdentifier, base: base, segments: Array(segments[1...]),
                                  request: request, place)
@@ -171,7 +176,8 @@ public final class IIIFService: Sendable {
         PublicBase.of(request, configured: configuration.publicBase).url + configuration.prefix
     }
 
-    private func info(path: String, id: String, request: HTTPRequest, _ place: HandlerPlace) throws -> HTTPResponse {
+    private func info(path: String, id: String, encodedIdentifier: String, request: HTTPRequest,
+                      _ place: HandlerPlace) throws -> HTTPResponse {
         let image = try images.open(path, place)
         let properties = image.source.properties
         let document = IIIFInfo(id: id, properties: properties, tileSize: tileSize(of: image),
@@ -181,7 +187,46 @@ public final class IIIFService: Sendable {
             (document.json, IIIFInfo.contentType)
         }
         response.followUp = thumbnailPlanesFollowUp(for: image)
+        response.idleFollowUp = edgeRendersFollowUp(for: image, encodedIdentifier: encodedIdentifier)
         return response
+    }
+
+    /// The levels whose edge renders info.json foresees: those of at most 64 tiles (8 x 8), the home view and first
+    /// zoom-ins of a viewer's window.
+    static let foreseenLevelTiles = 64
+
+    /// A viewer's first views of an image ask for the tiles along the right and bottom edges of its coarse levels.
+    /// Some of those are renders from the stored tiles (a decode, a resampling and an encode: the slowest requests
+    /// of those views): a height rounded from a narrow tile's aspect ratio (`w,`) two pixels off the level, a last
+    /// column of a pixel or two that a level halved rounding down lost. Once info.json is sent, in the machine's
+    /// idle time (`HTTPResponse.idleFollowUp`), this makes them into the response cache, in both of viewers' forms
+    /// (`w,h` and `w,`), while the server is quiet (`Configuration.isQuiet`, asked before each), so that they take
+    /// no core from the viewer's requests. Each goes through the request's own path as on a polling
+    /// thread, so that it is kept under the key the viewer's request finds (or waits for, while it is made), and
+    /// only a render made at once from one stored tile or a few is made: none waits for memory or a worker. Tiles
+    /// that a stored tile answers, as it is or cut or stretched in its coefficients, are left to their requests.
+    /// Nil unless the image is a local file with stored tiles that this info.json opened, and responses are kept.
+    private func edgeRendersFollowUp(for image: OpenImages.Image, encodedIdentifier: String) -> (@Sendable () -> Void)? {
+        guard let tiles = image.tiles, image.isNew, image.source.input.isFile, configuration.responseCacheBytes > 0
+        else { return nil }
+        let size = image.source.properties.size
+        let geometry = IIIFTileGeometry(imageSize: size, tileWidth: tiles.tileSize, tileHeight: tiles.tileSize)
+        return { [self] in
+            for (scale, column, row) in geometry.edgeTiles(ofLevelsUpTo: Self.foreseenLevelTiles) {
+                for path in geometry.storedPaths(scale: scale, column: column, row: row) {
+                    guard configuration.isQuiet() else { return }
+                    let parts = path.split(separator: "/").map(String.init)
+                    guard let resolved = try? IIIFRequest(region: parts[0], size: parts[1], rotation: parts[2],
+                                                          qualityAndFormat: parts[3])
+                            .resolve(for: size, limits: configuration.limits),
+                          !(geometry.tile(region: resolved.region, size: resolved.size, slack: 1).map {
+                              tiles.answers(scale: $0.scale, column: $0.column, row: $0.row, size: resolved.size)
+                          } ?? false) else { continue }
+                    _ = try? route(HTTPRequest(method: "GET", path: "\(configuration.prefix)/\(encodedIdentifier)/\(path)"),
+                                   .pollingThread)
+                }
+            }
+        }
     }
 
     /// Viewers ask for a thumbnail right after info.json, and every thumbnail of an image whose smallest stored
