@@ -66,18 +66,23 @@ import Testing
         #expect(geometry.tile(region: Rect(x: 512, y: 512, width: 488, height: 88), size: Size(width: 244, height: 44))! == (2, 1, 1))
     }
 
-    /// The edge tiles info.json foresees: a level's right column top to bottom, then the rest of its bottom row, the
-    /// coarsest level first; no level of one tile (the whole image), none of more tiles than asked.
-    @Test func edgeTilesAreTheRightColumnThenTheBottomRowCoarsestFirst() {
+    /// The edge tiles info.json foresees: the level a window shows whole first, then the finer levels, then the
+    /// coarser; a level's right column top to bottom, then the rest of its bottom row; no level of one tile (the
+    /// whole image), none of more tiles than asked.
+    @Test func edgeTilesAreTheHomeLevelsThenTheFinerThenTheCoarser() {
         let geometry = IIIFTileGeometry(imageSize: Size(width: 1533, height: 1107), tileWidth: 256, tileHeight: 256)
         // Levels 1533 x 1107 (6 x 5 tiles), 767 x 554 (3 x 3), 384 x 277 (2 x 2), 192 x 139 (one tile).
-        let coarse = [(4, 1, 0), (4, 1, 1), (4, 0, 1), (2, 2, 0), (2, 2, 1), (2, 2, 2), (2, 0, 2), (2, 1, 2)]
-        let all = geometry.edgeTiles(ofLevelsUpTo: 64)
-        #expect(all.count == coarse.count + 5 + 5)
-        #expect(all.prefix(coarse.count).elementsEqual(coarse) { $0 == $1 })
-        #expect(all.suffix(10).elementsEqual((0..<5).map { (1, 5, $0) } + (0..<5).map { (1, $0, 4) }) { $0 == $1 })
-        #expect(geometry.edgeTiles(ofLevelsUpTo: 9).elementsEqual(coarse) { $0 == $1 })
+        let half = [(2, 2, 0), (2, 2, 1), (2, 2, 2), (2, 0, 2), (2, 1, 2)], quarter = [(4, 1, 0), (4, 1, 1), (4, 0, 1)]
+        let whole = (0..<5).map { (1, 5, $0) } + (0..<5).map { (1, $0, 4) }
+        let inWindow = geometry.edgeTiles(ofLevelsUpTo: 64, view: Size(width: 1024, height: 768))
+        #expect(inWindow.elementsEqual(half + whole + quarter) { $0 == $1 })
+        #expect(geometry.edgeTiles(ofLevelsUpTo: 64, view: Size(width: 2000, height: 2000))
+            .elementsEqual(whole + half + quarter) { $0 == $1 })
+        #expect(geometry.edgeTiles(ofLevelsUpTo: 64, view: Size(width: 300, height: 300))
+            .elementsEqual(quarter + half + whole) { $0 == $1 }, "no level fits: the coarsest first, then zooming in")
+        #expect(geometry.edgeTiles(ofLevelsUpTo: 9, view: Size(width: 1024, height: 768))
+            .elementsEqual(half + quarter) { $0 == $1 })
         #expect(IIIFTileGeometry(imageSize: Size(width: 200, height: 100), tileWidth: 256, tileHeight: 256)
-            .edgeTiles(ofLevelsUpTo: 64).isEmpty)
+            .edgeTiles(ofLevelsUpTo: 64, view: Size(width: 1024, height: 768)).isEmpty)
     }
 }

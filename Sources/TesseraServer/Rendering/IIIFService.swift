@@ -196,10 +196,12 @@ public final class IIIFService: Sendable {
     }
 
     /// The levels whose edge renders info.json foresees: those of at most 64 tiles (8 x 8), the home view and first
-    /// zoom-ins of a viewer's window.
-    static let foreseenLevelTiles = 64
+    /// zoom-ins of a viewer's window; the window they are ordered for (`IIIFTileGeometry.edgeTiles`), a full-HD
+    /// screen's.
+    static let foreseenLevelTiles = 64, foreseenView = Tessera.Size(width: 1920, height: 1080)
 
-    /// A viewer's first views of an image ask for the tiles along the right and bottom edges of its coarse levels.
+    /// A viewer's first views of an image ask for the tiles along the right and bottom edges of its coarse levels
+    /// (the level its window shows whole first, then those it zooms into).
     /// Some of those are renders from the stored tiles (a decode, a resampling and an encode: the slowest requests
     /// of those views): a height rounded from a narrow tile's aspect ratio (`w,`) two pixels off the level, a last
     /// column of a pixel or two that a level halved rounding down lost. Once info.json is sent, in the machine's
@@ -216,7 +218,7 @@ public final class IIIFService: Sendable {
         let size = image.source.properties.size
         let geometry = IIIFTileGeometry(imageSize: size, tileWidth: tiles.tileSize, tileHeight: tiles.tileSize)
         return { [self] in
-            for (scale, column, row) in geometry.edgeTiles(ofLevelsUpTo: Self.foreseenLevelTiles) {
+            for (scale, column, row) in geometry.edgeTiles(ofLevelsUpTo: Self.foreseenLevelTiles, view: Self.foreseenView) {
                 for path in geometry.storedPaths(scale: scale, column: column, row: row) {
                     guard configuration.isQuiet() else { return }
                     let parts = path.split(separator: "/").map(String.init)

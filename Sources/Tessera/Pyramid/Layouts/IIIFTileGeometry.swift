@@ -68,22 +68,24 @@ public struct IIIFTileGeometry: Sendable, Hashable {
         return regions.flatMap { region in sizes.map { "\(region)/\($0)/0/default.\(format)" } }
     }
 
-    /// The tiles along the right and bottom edges of each level of more than one and at most `maxTiles` tiles,
-    /// coarsest level first (the levels a viewer's first views show): each level's right column top to bottom,
-    /// then the rest of its bottom row left to right.
-    public func edgeTiles(ofLevelsUpTo maxTiles: Int) -> [(scale: Int, column: Int, row: Int)] {
-        var levels: [[(scale: Int, column: Int, row: Int)]] = []
+    /// The tiles along the right and bottom edges of each level of more than one and at most `maxTiles` tiles, in
+    /// the order a viewer whose window is `view` pixels is likely to ask for them: first the largest level that fits
+    /// in the window (its home view), then the finer levels (zooming in), then the coarser ones; each level's right
+    /// column top to bottom, then the rest of its bottom row left to right.
+    public func edgeTiles(ofLevelsUpTo maxTiles: Int, view: Size) -> [(scale: Int, column: Int, row: Int)] {
+        var finer: [[(scale: Int, column: Int, row: Int)]] = [], coarser = finer
         var scale = 1
         while true {
             let level = levelSize(scale: scale)
             let columns = (level.width + tileWidth - 1) / tileWidth, rows = (level.height + tileHeight - 1) / tileHeight
             if columns * rows <= 1 { break }
             if columns * rows <= maxTiles {
-                levels.append((0..<rows).map { (scale, columns - 1, $0) } + (0..<columns - 1).map { (scale, $0, rows - 1) })
+                let edge = (0..<rows).map { (scale, columns - 1, $0) } + (0..<columns - 1).map { (scale, $0, rows - 1) }
+                if level.width <= view.width && level.height <= view.height { coarser.append(edge) } else { finer.append(edge) }
             }
             scale *= 2
         }
-        return levels.reversed().flatMap { $0 }
+        return (coarser.prefix(1) + finer.reversed() + coarser.dropFirst()).flatMap { $0 }
     }
 
     /// The tile a request for full-resolution `region` at `size` asks for, when it is one at a power-of-two
