@@ -39,24 +39,24 @@ struct IIIFInfo {
     /// Foundation's writer (an `Any` tree, keys sorted through ICU) cost more than sending a stored tile.
     var json: [UInt8] {
         let levels = levels
-        var object: [String: JSONValue] = [
-            "@context": .string(Self.context),
-            "id": .string(id),
-            "type": .string("ImageService3"),
-            "protocol": .string("http://iiif.io/api/image"),
-            "profile": .string("level2"),
-            "width": .number(size.width),
-            "height": .number(size.height),
-            "tiles": .array([.object(["width": .number(tileSize), "height": .number(tileSize),
-                                      "scaleFactors": .array(scaleFactors(of: levels).map(JSONValue.number))])]),
-            "sizes": .array(sizes(of: levels).map { .object(["width": .number($0.width), "height": .number($0.height)]) }),
-            "extraFormats": .strings(["webp", "jp2"]),
-            "extraQualities": .strings(["color", "gray", "bitonal"]),
-            "extraFeatures": .strings(["mirroring", "sizeUpscaling", "canonicalLinkHeader", "profileLinkHeader"]),
+        var object: [(String, JSONValue)] = [
+            ("@context", .string(Self.context)),
+            ("id", .string(id)),
+            ("type", .string("ImageService3")),
+            ("protocol", .string("http://iiif.io/api/image")),
+            ("profile", .string("level2")),
+            ("width", .number(size.width)),
+            ("height", .number(size.height)),
+            ("tiles", .array([.object([("width", .number(tileSize)), ("height", .number(tileSize)),
+                                       ("scaleFactors", .array(scaleFactors(of: levels).map(JSONValue.number)))])])),
+            ("sizes", .array(sizes(of: levels).map { .object([("width", .number($0.width)), ("height", .number($0.height))]) })),
+            ("extraFormats", .strings(["webp", "jp2"])),
+            ("extraQualities", .strings(["color", "gray", "bitonal"])),
+            ("extraFeatures", .strings(["mirroring", "sizeUpscaling", "canonicalLinkHeader", "profileLinkHeader"])),
         ]
-        if let maxArea = limits.maxArea { object["maxArea"] = .number(maxArea) }
-        if let maxWidth = limits.maxWidth { object["maxWidth"] = .number(maxWidth) }
-        if let maxHeight = limits.maxHeight { object["maxHeight"] = .number(maxHeight) }
+        if let maxArea = limits.maxArea { object.append(("maxArea", .number(maxArea))) }
+        if let maxWidth = limits.maxWidth { object.append(("maxWidth", .number(maxWidth))) }
+        if let maxHeight = limits.maxHeight { object.append(("maxHeight", .number(maxHeight))) }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(2048)
         JSONValue.object(object).write(into: &bytes, indent: 0)
@@ -70,7 +70,8 @@ private enum JSONValue {
     case string(String)
     case number(Int)
     case array([JSONValue])
-    case object([String: JSONValue])
+    /// Members with distinct keys, in any order: written sorted.
+    case object([(String, JSONValue)])
 
     static func strings(_ values: [String]) -> JSONValue { .array(values.map(JSONValue.string)) }
 
@@ -86,11 +87,11 @@ private enum JSONValue {
                 values[index].write(into: &bytes, indent: indent + 2)
             }
         case let .object(members):
-            let keys = members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            Self.container("{", "}", count: keys.count, indent: indent, into: &bytes) { index, bytes in
-                Self.quote(keys[index], into: &bytes)
+            let sorted = members.sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
+            Self.container("{", "}", count: sorted.count, indent: indent, into: &bytes) { index, bytes in
+                Self.quote(sorted[index].0, into: &bytes)
                 bytes += " : ".utf8
-                members[keys[index]]!.write(into: &bytes, indent: indent + 2)
+                sorted[index].1.write(into: &bytes, indent: indent + 2)
             }
         }
     }
