@@ -200,18 +200,18 @@ public final class IIIFService: Sendable {
     /// screen's.
     static let foreseenLevelTiles = 64, foreseenView = Tessera.Size(width: 1920, height: 1080)
 
-    /// A viewer's first views of an image ask for the tiles along the right and bottom edges of its coarse levels
-    /// (the level its window shows whole first, then those it zooms into).
-    /// Some of those are renders from the stored tiles (a decode, a resampling and an encode: the slowest requests
-    /// of those views): a height rounded from a narrow tile's aspect ratio (`w,`) two pixels off the level, a last
-    /// column of a pixel or two that a level halved rounding down lost. Once info.json is sent, in the machine's
-    /// idle time (`HTTPResponse.idleFollowUp`), this makes them into the response cache, in both of viewers' forms
-    /// (`w,h` and `w,`), while the server is quiet (`Configuration.isQuiet`, asked before each), so that they take
-    /// no core from the viewer's requests. Each goes through the request's own path as on a polling
-    /// thread, so that it is kept under the key the viewer's request finds (or waits for, while it is made), and
-    /// only a render made at once from one stored tile or a few is made: none waits for memory or a worker. Tiles
-    /// that a stored tile answers, as it is or cut or stretched in its coefficients, are left to their requests.
-    /// Nil unless the image is a local file with stored tiles that this info.json opened, and responses are kept.
+    /// A viewer's first views of an image ask for the tiles along the right and bottom edges of its coarse levels:
+    /// first the level its window shows whole, then those it zooms into. Some of those are renders from the stored
+    /// tiles (a decode, a resampling and an encode, the slowest requests of those views): a height rounded from a
+    /// narrow tile's aspect ratio (`w,`) two pixels off the level, a last column of a pixel or two that a level
+    /// halved rounding down lost. Once info.json is sent, in the machine's idle time (`HTTPResponse.idleFollowUp`)
+    /// and while the server is quiet (`Configuration.isQuiet`, asked before each), this makes them into the
+    /// response cache in both of viewers' forms (`w,h` and `w,`), taking no core from the viewer's requests. Each
+    /// goes through the request's own path as on a polling thread: it is kept under the key the viewer's request
+    /// finds (or waits for, while it is made), and only a render made at once from one stored tile or a few is
+    /// made, none waiting for memory or a worker. Tiles that a stored tile answers, as it is or cut or stretched in
+    /// its coefficients, are left to their requests. Nil unless the image is a local file with stored tiles that
+    /// this info.json opened, and responses are kept.
     private func edgeRendersFollowUp(for image: OpenImages.Image, encodedIdentifier: String) -> (@Sendable () -> Void)? {
         guard let tiles = image.tiles, image.isNew, image.source.input.isFile, configuration.responseCacheBytes > 0
         else { return nil }
