@@ -225,8 +225,8 @@ public final class IIIFService: Sendable {
                     guard let resolved = try? IIIFRequest(region: parts[0], size: parts[1], rotation: parts[2],
                                                           qualityAndFormat: parts[3])
                             .resolve(for: size, limits: configuration.limits),
-                          !(geometry.tile(region: resolved.region, size: resolved.size, slack: 1).map {
-                              tiles.answers(scale: $0.scale, column: $0.column, row: $0.row, size: resolved.size)
+                          !(storedTileAddress(for: resolved, in: image).map {
+                              $0.tiles.answers(scale: $0.scale, column: $0.column, row: $0.row, size: resolved.size)
                           } ?? false) else { continue }
                     _ = try? route(HTTPRequest(method: "GET", path: "\(configuration.prefix)/\(encodedIdentifier)/\(path)"),
                                    .pollingThread)
@@ -378,6 +378,15 @@ public final class IIIFService: Sendable {
     /// decoding of pixels and no encoding of them; a size further off (a height rounded from a narrow tile's aspect
     /// ratio) is a resampling, rendered (from the one stored tile, `storedTileSource`).
     private func storedTile(for request: IIIFResolvedRequest, in image: OpenImages.Image) throws -> [UInt8]? {
+        try storedTileAddress(for: request, in: image).flatMap {
+            try $0.tiles.jpeg(scale: $0.scale, column: $0.column, row: $0.row, size: request.size)
+        }
+    }
+
+    /// Where `storedTile` looks for the request's answer: the stored tiles (the pyramid's, or the preview's) and the
+    /// tile in them that the request asks for within a pixel; nil when no stored tile can answer it.
+    private func storedTileAddress(for request: IIIFResolvedRequest, in image: OpenImages.Image)
+        -> (tiles: any StoredJPEGTiles, scale: Int, column: Int, row: Int)? {
         guard request.rotation == 0, !request.mirror, request.format == "jpg",
               request.quality == .default || (request.quality == .color && image.source.properties.colorModel != .gray),
               let tiles = image.tiles ?? image.previewTiles,
@@ -386,10 +395,10 @@ public final class IIIFService: Sendable {
                                                           tileHeight: tileSize(of: image))
                   .tile(region: request.region, size: request.size, slack: 1)
         else { return nil }
-        if image.tiles != nil { return try tiles.jpeg(scale: scale, column: column, row: row, size: request.size) }
+        if image.tiles != nil { return (tiles, scale, column, row) }
         let factor = PyramidCache.previewFactor
         guard tiles.tileSize == tileSize(of: image), scale % factor == 0 else { return nil }
-        return try tiles.jpeg(scale: scale / factor, column: column, row: row, size: request.size)
+        return (tiles, scale / factor, column, row)
     }
 
     /// What a render reads when the request's region, at the stored level it is read from (its reduction's, or
