@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import Tessera
 @testable import TesseraServer
@@ -19,7 +20,7 @@ import Tessera
     deinit { try? FileManager.default.removeItem(atPath: folder) }
 
     @Test func anUnchangedFileIsReusedAndAChangedOneReopened() throws {
-        let images = OpenImages(cache: nil)
+        let images = OpenImages(cache: nil, isQuiet: { false })
         let first = try images.open("\(folder)/0.png", .worker)
         #expect(try images.open("\(folder)/0.png", .worker).source === first.source)
         try ImageWriter.write(BufferReader(ImageBuffer(width: 20, height: 8, format: .rgb8)), to: "\(folder)/0.png")
@@ -29,8 +30,8 @@ import Tessera
     }
 
     @Test func theLeastRecentlyUsedGoBeyondTheByteLimit() throws {
-        let cost = try OpenImages(cache: nil).open("\(folder)/0.png", .worker).byteCost
-        let images = OpenImages(cache: nil, byteLimit: 3 * cost)
+        let cost = try OpenImages(cache: nil, isQuiet: { false }).open("\(folder)/0.png", .worker).byteCost
+        let images = OpenImages(cache: nil, byteLimit: 3 * cost, isQuiet: { false })
         let kept = try images.open("\(folder)/0.png", .worker)
         for index in 1..<6 {
             _ = try images.open("\(folder)/\(index).png", .worker)
@@ -40,5 +41,17 @@ import Tessera
         #expect(try images.open("\(folder)/0.png", .worker).source === kept.source)
         #expect(try images.open("\(folder)/5.png", .worker).source.properties.width == 13)
         #expect(images.usage.count == 3)
+    }
+
+    @Test func aPollingThreadOpensALocalFileOnlyWhileTheServerIsQuiet() throws {
+        let quiet = Mutex(false)
+        let images = OpenImages(cache: nil, isQuiet: { quiet.withLock { $0 } })
+        #expect(throws: NeedsWorker.self) { try images.open("\(folder)/1.png", .pollingThread) }
+        quiet.withLock { $0 = true }
+        let opened = try images.open("\(folder)/1.png", .pollingThread)
+        #expect(opened.isNew && opened.source.properties.width == 9)
+        // A remote file's open waits on the network: a worker's, however quiet the server.
+        #expect(throws: NeedsWorker.self) { try images.open("http://127.0.0.1:9/1.png", .pollingThread) }
+        #expect(try images.open("\(folder)/1.png", .worker).source === opened.source)
     }
 }

@@ -31,8 +31,9 @@ public final class IIIFService: Sendable {
         /// 256 MiB, a pass over such an image's tiles in random order decoded each of them about four times.
         public var decodedTileBytes = 512 << 20
         /// Whether the server has at most one request in progress (a lone viewer's): the renders an image's
-        /// info.json foresees (`edgeRendersFollowUp`) are made only then. Always, unless set: `tessera serve` asks
-        /// its server (`RequestCount`).
+        /// info.json foresees (`edgeRendersFollowUp`) are made only then, and a local image not open yet is opened
+        /// on a polling thread only then (`OpenImages.open`). Always, unless set: `tessera serve` asks its server
+        /// (`RequestCount`).
         public var isQuiet: @Sendable () -> Bool = { true }
 
         /// The defaults: `/iiif`, 256-pixel tiles, responses of at most 25 MP, JPEG quality 85, no pyramid cache,
@@ -65,7 +66,7 @@ public final class IIIFService: Sendable {
     public init(catalog: ImageCatalog, configuration: Configuration = Configuration()) {
         self.catalog = catalog
         self.configuration = configuration
-        images = OpenImages(cache: configuration.cache)
+        images = OpenImages(cache: configuration.cache, isQuiet: configuration.isQuiet)
         responses = ResponseCache(byteLimit: configuration.responseCacheBytes)
         renderBudget = RenderBudget(limits: configuration.renderBudget)
         decodedTiles = DecodedTileCache(byteLimit: configuration.decodedTileBytes)
