@@ -191,25 +191,33 @@ import Testing
     }
 
     /// An image's info.json carries, while its smallest level's planes are not held, the decode of that level (one
-    /// stored tile) as its follow-up: run, the thumbnails after it find the planes held and decode nothing. Once they
-    /// are held, or for an image with no stored tiles, info.json carries none.
+    /// stored tile) as its idle follow-up: run, the thumbnails after it find the planes held and decode nothing.
+    /// Once they are held, or for an image with no stored tiles, info.json carries none; while the server is busy,
+    /// the follow-up decodes nothing.
     @Test(needsVips) func infoJSONDecodesTheThumbnailLevelAfterItIsSent() throws {
         _ = try libvipsPyramid()
         _ = try image("plain")
-        let service = IIIFService(catalog: try ImageCatalog(path: folder + "/images"))
+        let quiet = Mutex(false)
+        var configuration = IIIFService.Configuration()
+        configuration.isQuiet = { quiet.withLock { $0 } }
+        configuration.responseCacheBytes = 0  // no renders foreseen: the follow-up is the decode alone
+        let service = IIIFService(catalog: try ImageCatalog(path: folder + "/images"), configuration: configuration)
         let held = service.thumbnailPlanes
         let info = get(service, "/iiif/vips/info.json")
         #expect(info.status == 200)
-        let followUp = try #require(info.followUp, "the 1/8 level's planes are not held yet")
+        let followUp = try #require(info.idleFollowUp, "the 1/8 level's planes are not held yet")
         #expect(held.usage.count == 0, "nothing is decoded before the follow-up runs")
         followUp()
+        #expect(held.usage.count == 0, "nothing is decoded while the server is busy")
+        quiet.withLock { $0 = true }
+        followUp()
         #expect(held.usage.count == 1 && held.lookups.misses == 1, "\(held.lookups)")
-        #expect(get(service, "/iiif/vips/info.json").followUp == nil, "the planes are held")
+        #expect(get(service, "/iiif/vips/info.json").idleFollowUp == nil, "the planes are held")
         for width in [90, 125] {
             #expect(get(service, "/iiif/vips/full/\(width),/0/default.jpg").status == 200)
         }
         #expect(held.lookups.misses == 1 && held.lookups.hits == 2, "\(held.lookups)")
-        #expect(get(service, "/iiif/plain/info.json").followUp == nil, "a plain JPEG stores no tiles")
+        #expect(get(service, "/iiif/plain/info.json").idleFollowUp == nil, "a plain JPEG stores no tiles")
     }
 
     /// info.json of an image not yet open also carries, to be made in idle time, the renders a viewer's first views
@@ -225,7 +233,8 @@ import Testing
         let busy = IIIFService(catalog: catalog, configuration: configuration)
         let busyFollowUp = try #require(get(busy, "/iiif/vips/info.json").idleFollowUp)
         busyFollowUp()
-        #expect(busy.responses.usage.count == 0, "nothing is made while the server is busy")
+        #expect(busy.responses.usage.count == 0 && busy.thumbnailPlanes.usage.count == 0,
+                "nothing is made while the server is busy")
 
         quiet.withLock { $0 = true }
         let service = IIIFService(catalog: catalog, configuration: configuration)

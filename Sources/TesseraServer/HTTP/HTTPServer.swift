@@ -34,12 +34,9 @@ public struct HTTPResponse: Sendable {
     public var body: [UInt8]
     /// A body produced while it is sent (chunked transfer encoding), used instead of `body` when set.
     public var stream: HTTPBodyStream?
-    /// Work for what the client is likely to ask next, which `HTTPServer` queues for a worker once the response is
-    /// sent (so that it takes no core from the sending, nor from the client reading it). Callers that are not the
-    /// server (`HTTPAnswer.response`) leave it undone.
-    public var followUp: (@Sendable () -> Void)?
-    /// Work for what the client may ask later, which `HTTPServer` runs once the response is sent, and only in the
-    /// machine's idle time (`IdleTimeThread`). Callers that are not the server leave it undone.
+    /// Work for what the client may ask next, which `HTTPServer` runs once the response is sent, and only in the
+    /// machine's idle time (`IdleTimeThread`): it takes no core from the sending, nor from the client reading it
+    /// and asking again. Callers that are not the server (`HTTPAnswer.response`) leave it undone.
     public var idleFollowUp: (@Sendable () -> Void)?
 
     /// A response with `status`, `headers` in order, and `body` sent whole.
@@ -132,8 +129,8 @@ public final class HTTPServer: Sendable {
 
         let uri: String
         let phase = Mutex(Phase.arrived)
-        /// The response's `followUp` and `idleFollowUp`, queued when the request completes.
-        let followUps = Mutex<(soon: (@Sendable () -> Void)?, idle: (@Sendable () -> Void)?)>((nil, nil))
+        /// The response's `idleFollowUp`, queued when the request completes.
+        let idleFollowUp = Mutex<(@Sendable () -> Void)?>(nil)
 
         init(uri: String) { self.uri = uri }
     }
@@ -293,11 +290,9 @@ public final class HTTPServer: Sendable {
         return .YES
     }
 
-    /// Queues `response` to `request` on `connection`, keeping its follow-ups for when it is sent.
+    /// Queues `response` to `request` on `connection`, keeping its idle follow-up for when it is sent.
     private func queue(_ response: HTTPResponse, of request: RequestState, on connection: OpaquePointer) -> MHD_Result {
-        if response.followUp != nil || response.idleFollowUp != nil {
-            request.followUps.withLock { $0 = (response.followUp, response.idleFollowUp) }
-        }
+        if let idleFollowUp = response.idleFollowUp { request.idleFollowUp.withLock { $0 = idleFollowUp } }
         return queue(response, on: connection)
     }
 
@@ -325,14 +320,14 @@ extension HTTPServer {
         return Unmanaged.passRetained(RequestState(uri: uri.map { String(cString: $0) } ?? "")).toOpaque()
     }
 
-    /// libmicrohttpd's completion callback: the request is answered (its response's follow-up queued for a worker,
-    /// its idle follow-up for the idle-time thread) or abandoned; its state is freed.
+    /// libmicrohttpd's completion callback: the request is answered (its response's idle follow-up queued for the
+    /// idle-time thread) or abandoned; its state is freed.
     private static let requestCompleted: MHD_RequestCompletedCallback = { context, _, state, _ in
         guard let context, let state, let request = state.pointee else { return }
         let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
-        let followUps = Unmanaged<RequestState>.fromOpaque(request).takeUnretainedValue().followUps.withLock { $0 }
-        if let soon = followUps.soon { server.workers.submit(soon, refuse: {}) }
-        if let idle = followUps.idle { server.idleTime.submit(idle) }
+        if let idle = Unmanaged<RequestState>.fromOpaque(request).takeUnretainedValue().idleFollowUp.withLock({ $0 }) {
+            server.idleTime.submit(idle)
+        }
         Unmanaged<RequestState>.fromOpaque(request).release()
         state.pointee = nil
         server.requests.finished()
