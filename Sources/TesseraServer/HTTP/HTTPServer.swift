@@ -110,7 +110,7 @@ public final class HTTPServer: Sendable {
     private let idleTime = IdleTimeThread(name: "tessera idle time")
     private let suspended = SuspendedConnections()
     /// Requests whose request line has arrived and that are not yet answered (or abandoned).
-    public let requests: RequestCount
+    private let requests: RequestCount
     /// Set by `drain`: every response then closes its connection, and health checks fail.
     public let drainState: DrainState
 
@@ -182,9 +182,6 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    /// Requests in progress now: their request line arrived, their response is not all sent.
-    public var requestsInProgress: Int { requests.inProgress }
-
     /// Stops gracefully: closes the listening socket at once (new connections are refused), answers the requests
     /// already there with `Connection: close` (those on workers too), and stops once none is left (or none has
     /// been in progress for a second, with only idle keep-alive connections open) or `grace` seconds have passed.
@@ -202,7 +199,7 @@ public final class HTTPServer: Sendable {
         while DispatchTime.now() < deadline {
             let connections = daemon.withLock { $0.map { tessera_http_connections($0.pointer) } ?? 0 }
             if connections == 0 { break }
-            if requestsInProgress == 0 {
+            if requests.inProgress == 0 {
                 let since = idleSince ?? .now()
                 idleSince = since
                 if DispatchTime.now() >= since + 1 { break }
@@ -211,7 +208,7 @@ public final class HTTPServer: Sendable {
             }
             usleep(20_000)
         }
-        let finished = requestsInProgress == 0
+        let finished = requests.inProgress == 0
         stop()
         return finished
     }

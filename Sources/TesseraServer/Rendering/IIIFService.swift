@@ -39,7 +39,7 @@ public final class IIIFService: Sendable {
         /// The defaults: `/iiif`, 256-pixel tiles, responses of at most 25 MP, JPEG quality 85, no pyramid cache,
         /// 128 MiB of rendered responses kept a day, the address from each request, renders within the default
         /// memory limit with 64 waiting at most 10 s, decoded JPEG 2000 tiles kept as `decodedTileBytes` says,
-        /// renders foreseen whenever an info.json is sent.
+        /// always quiet (renders foreseen whenever an info.json is sent, images opened where they are asked for).
         public init() {}
     }
 
