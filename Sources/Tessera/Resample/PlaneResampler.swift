@@ -79,6 +79,7 @@ extension JPEGPlanes {
         samples.withUnsafeBufferPointer { source in
             output.samples.withUnsafeMutableBufferPointer { target in
                 for (plane, out) in zip(planes, targets) {
+                    CooperativeYield.point()
                     let across = axis(start: region.x, length: region.width, extent: extent.width, output: size.width,
                                       samples: plane.width, step: plane.pixelsPerSample.x,
                                       outputStep: out.pixelsPerSample.x)

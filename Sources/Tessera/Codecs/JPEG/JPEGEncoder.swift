@@ -32,6 +32,7 @@ final class JPEGEncoder: RowPointerEncoder {
         let lines = Int(info.max_v_samp_factor) * Int(DCTSIZE)
         let linesPerPlane = planes.planes.indices.map { Int(info.comp_info[$0].v_samp_factor) * Int(DCTSIZE) }
         for iMCURow in 0..<(planes.size.height + lines - 1) / lines {
+            CooperativeYield.point()
             try planes.withRowPointers(iMCURow: iMCURow, linesPerPlane: linesPerPlane) {
                 try encoder.check(tessera_jpeg_write_raw_data(encoder.encoder, $0, JDIMENSION(lines)))
             }

@@ -105,6 +105,7 @@ struct JPEGPlaneDecoder {
             try decode(columns, into: samples, planes: planes)
         } else {
             for iMCURow in 0..<iMCURows {
+                CooperativeYield.point()
                 var read: JDIMENSION = 0
                 try JPEGPlanes.withRowPointers(samples, planes: planes, iMCURow: iMCURow, linesPerPlane: linesPerPlane) {
                     try session.check(tessera_jpeg_read_raw_data(session.decoder, $0, JDIMENSION(lines), &read),
@@ -140,6 +141,7 @@ struct JPEGPlaneDecoder {
         for line in 0..<lines { pointers[line] = pixels + line * count * components }
         var y = 0
         while y < rows {
+            CooperativeYield.point()
             var read: JDIMENSION = 0
             try session.check(tessera_jpeg_read_scanlines(session.decoder, pointers, JDIMENSION(min(lines, rows - y)),
                                                           &read), during: "decoding")
