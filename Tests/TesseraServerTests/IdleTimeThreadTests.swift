@@ -1,10 +1,11 @@
 import Foundation
 import Synchronization
 import Testing
+import Tessera
 @testable import TesseraServer
 
 /// The thread of speculative work: jobs run one at a time in their order, at the idle scheduling class on Linux;
-/// past its queue's bound a job is dropped, and closing drops those waiting.
+/// past its queue's bound a job is dropped, and closing drops those waiting; a job steps aside at its yield points.
 @Suite struct IdleTimeThreadTests {
     @Test func jobsRunInTheirOrderInIdleTimeAndTheQueueIsBounded() {
         let thread = IdleTimeThread(name: "test idle time")
@@ -47,5 +48,25 @@ import Testing
         thread.submit { ran.withLock { $0 += 1 } }
         Thread.sleep(forTimeInterval: 0.2)
         #expect(ran.withLock { $0 } == 0)
+    }
+
+    @Test func aJobStepsAsideAtItsYieldPoints() {
+        let thread = IdleTimeThread(name: "test idle time")
+        defer { thread.close() }
+        let done = DispatchSemaphore(value: 0)
+        thread.submit {
+            // Encodes of 256 iMCU rows each, a yield point per row, for 20 intervals.
+            var planes = JPEGPlanes(size: Tessera.Size(width: 64, height: 4096), gray: false, subsampling: .s420)
+            for index in planes.samples.indices { planes.samples[index] = UInt8(truncatingIfNeeded: index * 7) }
+            let start = DispatchTime.now().uptimeNanoseconds
+            while DispatchTime.now().uptimeNanoseconds - start < 20 * IdleTimeThread.stepAsideInterval {
+                let copy = planes
+                _ = try? copy.encoded(options: EncodeOptions(), name: "test")
+            }
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(thread.stepsAside.load(ordering: .relaxed) >= 5,
+                "a job steps aside every \(IdleTimeThread.stepAsideInterval) ns")
     }
 }

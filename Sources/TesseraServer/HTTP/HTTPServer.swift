@@ -34,9 +34,10 @@ public struct HTTPResponse: Sendable {
     public var body: [UInt8]
     /// A body produced while it is sent (chunked transfer encoding), used instead of `body` when set.
     public var stream: HTTPBodyStream?
-    /// Work for what the client may ask next, which `HTTPServer` runs once the response is sent, and only in the
+    /// Work for what the client may ask next, which `HTTPServer` queues with the response, to run only in the
     /// machine's idle time (`IdleTimeThread`): it takes no core from the sending, nor from the client reading it
-    /// and asking again. Callers that are not the server (`HTTPAnswer.response`) leave it undone.
+    /// and asking again, and steps aside often for the requests that come meanwhile. Callers that are not the server
+    /// (`HTTPAnswer.response`) leave it undone.
     public var idleFollowUp: (@Sendable () -> Void)?
 
     /// A response with `status`, `headers` in order, and `body` sent whole.
@@ -129,8 +130,6 @@ public final class HTTPServer: Sendable {
 
         let uri: String
         let phase = Mutex(Phase.arrived)
-        /// The response's `idleFollowUp`, queued when the request completes.
-        let idleFollowUp = Mutex<(@Sendable () -> Void)?>(nil)
 
         init(uri: String) { self.uri = uri }
     }
@@ -246,7 +245,7 @@ public final class HTTPServer: Sendable {
             // Called again while suspended only when the server stops: the connection is closed.
             return server.suspended.isStopping ? .NO : .YES
         case let .ready(response):
-            return server.queue(response, of: request, on: connection)
+            return server.queue(response, on: connection)
         }
         var headers: [String: String] = [:]
         for name in headerNames {
@@ -258,7 +257,7 @@ public final class HTTPServer: Sendable {
         switch server.handler(HTTPRequest(method: String(cString: method), path: String(cString: url),
                                           headers: headers, query: query)) {
         case let .now(response):
-            return server.queue(response, of: request, on: connection)
+            return server.queue(response, on: connection)
         case let .later(work, finish):
             return server.handOff(work: work, finish: finish, of: request, on: connection)
         }
@@ -287,16 +286,15 @@ public final class HTTPServer: Sendable {
         return .YES
     }
 
-    /// Queues `response` to `request` on `connection`, keeping its idle follow-up for when it is sent.
-    private func queue(_ response: HTTPResponse, of request: RequestState, on connection: OpaquePointer) -> MHD_Result {
-        if let idleFollowUp = response.idleFollowUp { request.idleFollowUp.withLock { $0 = idleFollowUp } }
-        return queue(response, on: connection)
-    }
-
-    /// Queues `response` on `connection`, with `Connection: close` while draining.
+    /// Queues `response` on `connection`, with `Connection: close` while draining, and its idle follow-up for the
+    /// idle-time thread. Not when the request completes: libmicrohttpd reports a kept-alive request complete at
+    /// the connection's next event, often the client's next request, and the follow-up started with it then (a
+    /// new server's first thumbnail waited for the level that info.json's follow-up decodes, and a second image's
+    /// thumbnails for the first's foreseen renders).
     private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
         var response = response
         if drainState.isDraining { response.headers.append(("Connection", "close")) }
+        if let idleFollowUp = response.idleFollowUp { idleTime.submit(idleFollowUp) }
         if let stream = response.stream { return queue(response, streaming: stream, on: connection) }
         return response.body.withUnsafeBytes { body -> MHD_Result in
             guard let reply = MHD_create_response_from_buffer(body.count, UnsafeMutableRawPointer(mutating: body.baseAddress),
@@ -317,14 +315,10 @@ extension HTTPServer {
         return Unmanaged.passRetained(RequestState(uri: uri.map { String(cString: $0) } ?? "")).toOpaque()
     }
 
-    /// libmicrohttpd's completion callback: the request is answered (its response's idle follow-up queued for the
-    /// idle-time thread) or abandoned; its state is freed.
+    /// libmicrohttpd's completion callback: the request is answered or abandoned; its state is freed.
     private static let requestCompleted: MHD_RequestCompletedCallback = { context, _, state, _ in
         guard let context, let state, let request = state.pointee else { return }
         let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
-        if let idle = Unmanaged<RequestState>.fromOpaque(request).takeUnretainedValue().idleFollowUp.withLock({ $0 }) {
-            server.idleTime.submit(idle)
-        }
         Unmanaged<RequestState>.fromOpaque(request).release()
         state.pointee = nil
         server.requests.finished()

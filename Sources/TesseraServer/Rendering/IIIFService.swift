@@ -191,7 +191,7 @@ public final class IIIFService: Sendable {
         var response = validators(image: image, tag: "info " + id).respond(to: request) {
             (document.json, IIIFInfo.contentType)
         }
-        // In idle time once info.json is sent: what the viewer asks next first (its thumbnails), then later.
+        // In idle time from when info.json is sent: what the viewer asks next first (its thumbnails), then later.
         let planes = thumbnailPlanesFollowUp(for: image)
         let edges = edgeRendersFollowUp(for: image, encodedIdentifier: encodedIdentifier)
         if planes != nil || edges != nil {
