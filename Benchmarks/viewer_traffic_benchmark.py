@@ -17,7 +17,9 @@ first time, nothing cached), then every URL once more ("again": what it costs on
 sequences of all images on every connection. `--alone-runs N` (for a loaded machine) then repeats the first pass on
 N more freshly started servers of each build, interleaved, and keeps each URL's fastest time ("first, fastest of N"):
 what a request costs alone the first time, with the other processes' noise taken out, by class; `--alone-passes K`
-measures that K times and says which requests were over 3x the stored tile's median in how many of them. iipsrv (Debian's iipimage-server)
+measures that K times and says which requests were over 3x the stored tile's median in how many of them. The same
+is then measured for a gallery: what a viewer showing a collection asks first, each image's info.json and
+thumbnails one image after another, against the line of the images' own sequences. iipsrv (Debian's iipimage-server)
 runs as 4 FastCGI processes behind lighttpd, as its documentation suggests. Needs wrk, lighttpd, spawn-fcgi,
 iipimage-server and libvips (Debian packages). `--before PATH` adds another tessera binary (an earlier build) to
 compare with."""
@@ -113,6 +115,12 @@ def sequence(width, height):
             seen.add(tile)
             paths.append(tile_path(width, height, *tile))
     return paths
+
+
+def gallery(images):
+    """What a viewer showing a collection of `images` asks first: each one's info.json and thumbnails (the first three
+    requests of its sequence), one image after another, each path below the image's base URI."""
+    return [(os.path.basename(file), path) for file, width, height in images for path in sequence(width, height)[:3]]
 
 
 def is_stored_tile(path):
@@ -248,7 +256,7 @@ def main():
             finally:
                 stop()
                 time.sleep(0.5)
-    class_rows = []
+    class_rows, gallery_rows = [], []
     if args.alone_runs:
         binaries = [(server, binary) for server, binary in servers if binary]
         for kind, images in made.items():
@@ -257,10 +265,12 @@ def main():
                     for path in sequence(width, height)]
             overs = {binary: [] for _, binary in binaries}
             over_urls = {binary: collections.Counter() for _, binary in binaries}
+            medians = {binary: [] for _, binary in binaries}
             for _ in range(args.alone_passes):
                 best = fastest_first_pass([binary for _, binary in binaries], folder, urls, args.alone_runs)
                 for server, binary in binaries:
                     median_stored, _, _, _, over = summary(paths, best[binary])
+                    medians[binary].append(median_stored)
                     overs[binary].append(over)
                     over_urls[binary].update(url.split("/", 2)[2] for url, t in zip(urls, best[binary])
                                              if t > 3 * median_stored)
@@ -270,6 +280,21 @@ def main():
             for server, binary in binaries:
                 which = ", ".join(f"`{url}` ({count})" for url, count in over_urls[binary].most_common()) or "none"
                 class_rows.append((kind, server, ", ".join(map(str, overs[binary])), which))
+            gallery_urls = [f"/iiif/{name}/{path}" for name, path in gallery(images)]
+            gallery_overs = {binary: [] for _, binary in binaries}
+            gallery_over_urls = {binary: collections.Counter() for _, binary in binaries}
+            for _ in range(args.alone_passes):
+                best = fastest_first_pass([binary for _, binary in binaries], folder, gallery_urls, args.alone_runs)
+                for server, binary in binaries:
+                    line = 3 * statistics.median(medians[binary])
+                    over = [url.split("/", 2)[2] for url, t in zip(gallery_urls, best[binary]) if t > line]
+                    gallery_overs[binary].append(len(over))
+                    gallery_over_urls[binary].update(over)
+                    print(f"  {kind}, {server}, gallery, fastest of {args.alone_runs}: slowest {max(best[binary]):.2f} ms"
+                          f" against the line of {line:.2f} ms, {len(over)} over", file=sys.stderr)
+            for server, binary in binaries:
+                which = ", ".join(f"`{url}` ({count})" for url, count in gallery_over_urls[binary].most_common()) or "none"
+                gallery_rows.append((kind, server, ", ".join(map(str, gallery_overs[binary])), which))
     count = sum(len(sequence(width, height)) for _, width, height in made["libvips"])
     print(f"{len(CROPS)} images ({', '.join(f'{w}x{h}' for _, w, h in made['libvips'])}), {count} requests per pass, "
           f"{args.duration} s per run, wrk with 2 threads on the same 2-core machine")
@@ -285,6 +310,10 @@ def main():
         print_table(["pyramid", "server", f"first pass, fastest of {args.alone_runs}: over 3x, each of"
                      f" {args.alone_passes} passes", "the requests over (in how many passes)"],
                     class_rows, args.markdown)
+        print()
+        print_table(["pyramid", "server", f"gallery, fastest of {args.alone_runs}: over 3x, each of"
+                     f" {args.alone_passes} passes", "the requests over (in how many passes)"],
+                    gallery_rows, args.markdown)
 
 
 if __name__ == "__main__":
