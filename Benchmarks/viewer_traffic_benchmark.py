@@ -118,9 +118,15 @@ def sequence(width, height):
 
 
 def gallery(images):
-    """What a viewer showing a collection of `images` asks first: each one's info.json and thumbnails (the first three
-    requests of its sequence), one image after another, each path below the image's base URI."""
-    return [(os.path.basename(file), path) for file, width, height in images for path in sequence(width, height)[:3]]
+    """The URLs a viewer showing a collection of `images` asks first: each one's info.json and thumbnails (the first
+    three requests of its sequence), one image after another."""
+    return [f"/iiif/{os.path.basename(file)}/{path}" for file, width, height in images
+            for path in sequence(width, height)[:3]]
+
+
+def requests_over(counter):
+    """The requests in `counter` (how many passes each was over the line), most often first, or "none"."""
+    return ", ".join(f"`{url}` ({count})" for url, count in counter.most_common()) or "none"
 
 
 def is_stored_tile(path):
@@ -278,9 +284,8 @@ def main():
                     print(f"  {kind}, {server}, first, fastest of {args.alone_runs}: stored tile median"
                           f" {median_stored:.2f} ms, {over} over 3x; {line}", file=sys.stderr)
             for server, binary in binaries:
-                which = ", ".join(f"`{url}` ({count})" for url, count in over_urls[binary].most_common()) or "none"
-                class_rows.append((kind, server, ", ".join(map(str, overs[binary])), which))
-            gallery_urls = [f"/iiif/{name}/{path}" for name, path in gallery(images)]
+                class_rows.append((kind, server, ", ".join(map(str, overs[binary])), requests_over(over_urls[binary])))
+            gallery_urls = gallery(images)
             gallery_overs = {binary: [] for _, binary in binaries}
             gallery_over_urls = {binary: collections.Counter() for _, binary in binaries}
             for _ in range(args.alone_passes):
@@ -293,8 +298,8 @@ def main():
                     print(f"  {kind}, {server}, gallery, fastest of {args.alone_runs}: slowest {max(best[binary]):.2f} ms"
                           f" against the line of {line:.2f} ms, {len(over)} over", file=sys.stderr)
             for server, binary in binaries:
-                which = ", ".join(f"`{url}` ({count})" for url, count in gallery_over_urls[binary].most_common()) or "none"
-                gallery_rows.append((kind, server, ", ".join(map(str, gallery_overs[binary])), which))
+                gallery_rows.append((kind, server, ", ".join(map(str, gallery_overs[binary])),
+                                     requests_over(gallery_over_urls[binary])))
     count = sum(len(sequence(width, height)) for _, width, height in made["libvips"])
     print(f"{len(CROPS)} images ({', '.join(f'{w}x{h}' for _, w, h in made['libvips'])}), {count} requests per pass, "
           f"{args.duration} s per run, wrk with 2 threads on the same 2-core machine")
