@@ -31,6 +31,7 @@ import Testing
         #expect(first.integers(324) == [16, 1 << 31, 7])
         #expect(first.integers(324, count: 2) == [16, 1 << 31])
         #expect(first.integers(324, count: 4) == nil, "fewer values than asked for")
+        #expect(first.integer(324) == 16, "the first of values stored apart")
         #expect(first.bytes(347) == [0xFF, 0xD8, 1, 2, 0xFF, 0xD9])
         #expect(first.bytes(256) == nil, "a SHORT is not bytes")
         #expect(first.integer(347) == nil, "nor UNDEFINED an integer")
@@ -82,5 +83,38 @@ import Testing
         #expect(fields.count(of: 324) == 100_000_000)
         #expect(fields.integers(324) == nil && fields.integers(324, count: 2) == [0x0144_0001, 0xE100_0004])
         #expect(furthest <= bytes.count)
+    }
+
+    /// A chain of `count` directories of two entries each, little-endian, classic or BigTIFF; the last points to
+    /// `lastNext` (0 ends the chain), given the directories' offsets.
+    private static func chain(_ count: Int, _ variant: TIFFDirectory.Variant,
+                              lastNext: ([UInt64]) -> UInt64 = { _ in 0 }) -> [UInt8] {
+        var directory = TIFFDirectory()
+        directory.add(.imageWidth, .long, [64])
+        directory.add(.imageLength, .long, [48])
+        var bytes: [UInt8] = variant == .classic ? [0x49, 0x49, 42, 0, 8, 0, 0, 0] : [0x49, 0x49, 43, 0, 8, 0, 0, 0]
+        if variant == .big { bytes += [16, 0, 0, 0, 0, 0, 0, 0] }
+        let offsets = (0..<count).map { UInt64(bytes.count + $0 * directory.byteCount(variant)) }
+        for (index, offset) in offsets.enumerated() {
+            let next = index + 1 < count ? offsets[index + 1] : lastNext(offsets)
+            bytes += directory.serialized(at: offset, next: next, variant)
+        }
+        return bytes
+    }
+
+    /// Pages are counted along the chain, in both offset sizes; a chain that loops back counts each directory
+    /// once, and one cut short counts the directories whose next offset is in the file.
+    @Test func pagesAreTheDirectoriesOfTheChain() throws {
+        for variant in [TIFFDirectory.Variant.classic, .big] {
+            #expect(try #require(directoryReader(Self.chain(1, variant))).pageCount == 1)
+            #expect(try #require(directoryReader(Self.chain(7, variant))).pageCount == 7)
+            let loop = Self.chain(5, variant) { $0[2] }
+            #expect(try #require(directoryReader(loop)).pageCount == 5)
+            let cut = Self.chain(5, variant)
+            #expect(try #require(directoryReader(Array(cut.dropLast(1)))).pageCount == 4)
+        }
+        var nowhere = Self.chain(1, .classic)
+        nowhere[4] = 0xFF
+        #expect(try #require(directoryReader(nowhere)).pageCount == 0, "the first directory past the end")
     }
 }

@@ -34,7 +34,7 @@ final class TIFFDecoder: ImageDecoder, TiledRowDecoder {
     static func open(_ input: ImageInput, budget: MemoryBudget) throws
         -> (properties: ImageProperties, shared: (any SharedDecoderState)?) {
         let file = try TIFFFile(reading: input, budget: budget)
-        let pageCount = file.directoryCount
+        let pageCount = file.directories?.pageCount ?? 1
         let layout = try TIFFLayout(file), hasICCProfile = file.hasICCProfile
         var index = StoredTileReader.Index()
         let pyramid = TIFFPyramid(file, full: layout.size) { index.visit($0, fields: $1) }

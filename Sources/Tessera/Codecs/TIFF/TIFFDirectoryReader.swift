@@ -1,6 +1,6 @@
 /// Reads TIFF image file directories (IFDs) from the file's bytes, classic TIFF or BigTIFF, in either byte order:
-/// the fields a walk of a pyramid's levels (`TIFFPyramid`) and the index of their JPEG tiles
-/// (`StoredTileReader.Index`) need. libtiff reads a directory whole and sorts its table of known fields twice
+/// the number of pages, and the fields a walk of a pyramid's levels (`TIFFPyramid`) and the index of their JPEG
+/// tiles (`StoredTileReader.Index`) need. libtiff reads a directory whole and sorts its table of known fields twice
 /// doing so (once for the directory, once for its codec's): about 100,000 instructions a directory, half of what a
 /// six-level pyramid's first info.json cost. Pixels, and every field a decode needs, are still read by libtiff
 /// (`TIFFFile`, `TIFFLayout`); this reads no more than a directory's entries and the values asked of it.
@@ -34,8 +34,14 @@ struct TIFFDirectoryReader {
             return entry.count <= UInt64(Int.max) ? Int(entry.count) : nil
         }
 
-        /// The first value of an unsigned integer field (BYTE, SHORT, LONG, LONG8, IFD or IFD8), or nil.
-        func integer(_ tag: Int32) -> UInt64? { integers(tag, count: 1)?.first }
+        /// The first value of an unsigned integer field (BYTE, SHORT, LONG, LONG8, IFD or IFD8), or nil. Read from
+        /// the entry itself when its values fit there (a walk asks a dozen such fields of each directory), with no
+        /// array made.
+        func integer(_ tag: Int32) -> UInt64? {
+            guard let entry = entry(tag), entry.count > 0, let size = Self.integerSize(entry.type) else { return nil }
+            guard isInline(entry, size: size) else { return integers(tag, count: 1)?.first }
+            return reader.unsigned(entries, at: entry.field, size: size)
+        }
 
         /// The first `count` values (all of them when nil) of an unsigned integer field; nil without the field,
         /// with fewer values, another type, or values that cannot be read.
@@ -63,7 +69,7 @@ struct TIFFDirectoryReader {
         /// An entry: its type, its count and where its value field (inline values, or their offset) starts.
         private func entry(_ tag: Int32) -> (type: UInt16, count: UInt64, field: Int)? {
             // An entry's count and value field, and the next directory's offset after the entries, are words.
-            let word = reader.isBig ? 8 : 4, entrySize = 4 + 2 * word
+            let word = reader.wordSize, entrySize = reader.entrySize
             // A directory's few entries are searched in order: no table is built for a dozen lookups.
             guard let tag = UInt16(exactly: tag), let at = stride(from: 0, to: entries.count - word, by: entrySize)
                 .first(where: { reader.unsigned(entries, at: $0, size: 2) == tag }) else { return nil }
@@ -76,12 +82,14 @@ struct TIFFDirectoryReader {
         private func values(of entry: (type: UInt16, count: UInt64, field: Int), size: Int, count: Int) -> [UInt8]? {
             let (bytes, overflow) = count.multipliedReportingOverflow(by: size)
             guard !overflow, bytes <= reader.maxValueBytes else { return nil }
-            let fieldSize = reader.isBig ? 8 : 4
-            if entry.count <= UInt64(fieldSize / size) {
-                return Array(entries[entry.field..<entry.field + bytes])
-            }
-            let offset = reader.unsigned(entries, at: entry.field, size: fieldSize)
+            if isInline(entry, size: size) { return Array(entries[entry.field..<entry.field + bytes]) }
+            let offset = reader.unsigned(entries, at: entry.field, size: reader.wordSize)
             return reader.bytes(at: offset, count: bytes)
+        }
+
+        /// Whether all of `entry`'s values, `size` bytes each, are in its value field (else it holds their offset).
+        private func isInline(_ entry: (type: UInt16, count: UInt64, field: Int), size: Int) -> Bool {
+            entry.count <= UInt64(reader.wordSize / size)
         }
 
         /// The bytes of each value of an unsigned integer type (BYTE, SHORT, LONG, IFD, LONG8 or IFD8); nil for others.
@@ -102,6 +110,11 @@ struct TIFFDirectoryReader {
     private let isBigEndian: Bool
     /// BigTIFF: 8-byte counts and offsets, 20-byte entries.
     fileprivate let isBig: Bool
+    /// The size of an entry's count and value field, and of a directory's next offset, in bytes.
+    fileprivate var wordSize: Int { isBig ? 8 : 4 }
+    /// The size of a directory's entry count, and of each entry (a tag, a type, a count, a value field), in bytes.
+    private var countSize: Int { isBig ? 8 : 2 }
+    fileprivate var entrySize: Int { 4 + 2 * wordSize }
     /// Where the first directory (page 0) is.
     let firstOffset: UInt64
     /// The most bytes the values of one field may take (a level's tile offsets are its largest).
@@ -141,14 +154,32 @@ struct TIFFDirectoryReader {
     /// The directory at byte `offset`, or nil when it cannot be read (none at 0, no entries, more than libtiff
     /// allows, or not all in the file).
     func directory(at offset: UInt64) -> Fields? {
-        let countSize = isBig ? 8 : 2, entrySize = isBig ? 20 : 12, offsetSize = isBig ? 8 : 4
         guard offset > 0, let head = bytes(at: offset, count: countSize) else { return nil }
         let count = unsigned(head, at: 0, size: countSize)
         guard count > 0, count <= Self.maxEntries else { return nil }
-        let length = Int(count) * entrySize + offsetSize
+        let length = Int(count) * entrySize + wordSize
         guard let body = bytes(at: offset + UInt64(countSize), count: length) else { return nil }
-        return Fields(next: unsigned(body, at: length - offsetSize, size: offsetSize), reader: self, entries: body)
+        return Fields(next: unsigned(body, at: length - wordSize, size: wordSize), reader: self, entries: body)
     }
+
+    /// How many directories (pages) the chain from the first holds, as libtiff counts them: those whose entry
+    /// count and next offset read, up to a directory that does not, one already counted (a chain that loops) or
+    /// `maxPages`. Two small reads a directory, of its first and last bytes, not its entries.
+    var pageCount: Int {
+        var counted = Set<UInt64>(), offset = firstOffset
+        while offset > 0, counted.count < Self.maxPages, let head = bytes(at: offset, count: countSize) {
+            let entries = unsigned(head, at: 0, size: countSize)
+            guard entries <= Self.maxEntries,
+                  let next = bytes(at: offset + UInt64(countSize) + entries * UInt64(entrySize), count: wordSize),
+                  counted.insert(offset).inserted
+            else { break }
+            offset = unsigned(next, at: 0, size: wordSize)
+        }
+        return counted.count
+    }
+
+    /// The most pages `pageCount` counts: a million, more than any real file has.
+    static let maxPages = 1 << 20
 
     /// `count` bytes from `offset`, or nil when they are not all in the file or the read fails.
     fileprivate func bytes(at offset: UInt64, count: Int) -> [UInt8]? {

@@ -198,9 +198,6 @@ final class TIFFFile {
 
     // MARK: - Directories
 
-    /// The number of top-level directories (pages).
-    var directoryCount: Int { Int(TIFFNumberOfDirectories(handle)) }
-
     /// Makes page `index` current, reading its directory unless it is current already.
     func selectPage(_ index: Int) throws {
         guard index != currentPage else { return }
