@@ -50,11 +50,11 @@ final class BlockCachedFile: RandomAccessFile {
         return position - offset
     }
 
-    /// Calls `body` with block `index`, read from the file unless cached.
+    /// Calls `body` with block `index`, read from the file unless cached (most reads are of the block the read
+    /// before was of: the most recently used, left where it is).
     private func withBlock<T>(_ index: Int, _ body: (UnsafeRawBufferPointer) -> T) throws -> T {
         if let cached = blocks.lastIndex(where: { $0.index == index }) {
-            let block = blocks.remove(at: cached)
-            blocks.append(block)
+            if cached != blocks.count - 1 { blocks.append(blocks.remove(at: cached)) }
         } else {
             let start = index * Self.blockSize, count = min(Self.blockSize, byteCount - start)
             var failure: (any Error)?
