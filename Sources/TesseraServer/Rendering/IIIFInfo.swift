@@ -112,9 +112,14 @@ private enum JSONValue {
         bytes.append(UInt8(ascii: close))
     }
 
-    /// A JSON string: quotes, backslashes and control characters escaped.
+    /// A JSON string: quotes, backslashes and control characters escaped (a string with none, as info.json's keys
+    /// and URLs are, appended whole).
     private static func quote(_ value: String, into bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
+        defer { bytes.append(UInt8(ascii: "\"")) }
+        guard value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+            return bytes += value.utf8
+        }
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes += "\\\"".utf8
@@ -128,6 +133,5 @@ private enum JSONValue {
             default: bytes.append(byte)
             }
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 }
