@@ -5,7 +5,8 @@ import Tessera
 @testable import TesseraServer
 
 /// The thread of speculative work: jobs run one at a time in their order, at the idle scheduling class on Linux;
-/// past its queue's bound a job is dropped, and closing drops those waiting; a job steps aside at its yield points.
+/// past its queue's bound a job is dropped, and closing drops those waiting; a job steps aside at its yield points,
+/// and a preempting job runs before those waiting and within the one under way.
 @Suite struct IdleTimeThreadTests {
     @Test func jobsRunInTheirOrderInIdleTimeAndTheQueueIsBounded() {
         let thread = IdleTimeThread(name: "test idle time")
@@ -68,5 +69,36 @@ import Tessera
         #expect(done.wait(timeout: .now() + 10) == .success)
         #expect(thread.stepsAside.load(ordering: .relaxed) >= 5,
                 "a job steps aside every \(IdleTimeThread.stepAsideInterval) ns")
+    }
+
+    /// A preempting job queued while another runs is run at that job's next yield point, on its thread, before the
+    /// job ends, and before the jobs queued ahead of it; one queued while a preempting job runs waits for it.
+    @Test func aPreemptingJobRunsWithinTheJobUnderWay() {
+        let thread = IdleTimeThread(name: "test idle time")
+        defer { thread.close() }
+        let started = DispatchSemaphore(value: 0), queued = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+        let events = Mutex<[String]>([])
+        @Sendable func note(_ event: String) { events.withLock { $0.append(event) } }
+        // A job that passes yield points (the rows of encodes) until told everything is queued, then a few more.
+        @Sendable func encoding(_ name: String, waitFor gate: DispatchSemaphore?) -> @Sendable () -> Void {
+            { [gate] in
+                note(name + " started")
+                started.signal()
+                gate?.wait()
+                let planes = JPEGPlanes(size: Tessera.Size(width: 64, height: 1024), gray: false, subsampling: .s420)
+                for _ in 0..<4 { _ = try? planes.encoded(options: EncodeOptions(), name: "test") }
+                note(name + " ended")
+                done.signal()
+            }
+        }
+        thread.submit(encoding("long", waitFor: queued))
+        started.wait()
+        thread.submit(encoding("ordinary", waitFor: nil))
+        thread.submit(encoding("urgent", waitFor: nil), preempting: true)
+        thread.submit(encoding("second urgent", waitFor: nil), preempting: true)
+        queued.signal()
+        for _ in 0..<4 { #expect(done.wait(timeout: .now() + 10) == .success) }
+        #expect(events.withLock { $0 } == ["long started", "urgent started", "urgent ended", "second urgent started",
+                                           "second urgent ended", "long ended", "ordinary started", "ordinary ended"])
     }
 }

@@ -39,6 +39,10 @@ public struct HTTPResponse: Sendable {
     /// and asking again, and steps aside often for the requests that come meanwhile. Callers that are not the server
     /// (`HTTPAnswer.response`) leave it undone.
     public var idleFollowUp: (@Sendable () -> Void)?
+    /// Like `idleFollowUp`, for what the client asks for at once (an image's thumbnails after its info.json): run
+    /// before the other idle-time work waiting, and at the next yield point of the job in progress, nested in it,
+    /// rather than after it. It must not wait for a `SharedCache` value that other idle-time work may be making.
+    public var preemptingIdleFollowUp: (@Sendable () -> Void)?
 
     /// A response with `status`, `headers` in order, and `body` sent whole.
     public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
@@ -286,7 +290,7 @@ public final class HTTPServer: Sendable {
         return .YES
     }
 
-    /// Queues `response` on `connection`, with `Connection: close` while draining, and its idle follow-up for the
+    /// Queues `response` on `connection`, with `Connection: close` while draining, and its idle follow-ups for the
     /// idle-time thread. Not when the request completes: libmicrohttpd reports a kept-alive request complete at
     /// the connection's next event, often the client's next request, and the follow-up started with it then (a
     /// new server's first thumbnail waited for the level that info.json's follow-up decodes, and a second image's
@@ -294,6 +298,7 @@ public final class HTTPServer: Sendable {
     private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
         var response = response
         if drainState.isDraining { response.headers.append(("Connection", "close")) }
+        if let preempting = response.preemptingIdleFollowUp { idleTime.submit(preempting, preempting: true) }
         if let idleFollowUp = response.idleFollowUp { idleTime.submit(idleFollowUp) }
         if let stream = response.stream { return queue(response, streaming: stream, on: connection) }
         return response.body.withUnsafeBytes { body -> MHD_Result in

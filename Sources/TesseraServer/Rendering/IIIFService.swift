@@ -191,15 +191,10 @@ public final class IIIFService: Sendable {
         var response = validators(image: image, tag: "info " + id).respond(to: request) {
             (document.json, IIIFInfo.contentType)
         }
-        // In idle time from when info.json is sent: what the viewer asks next first (its thumbnails), then later.
-        let planes = thumbnailPlanesFollowUp(for: image)
-        let edges = edgeRendersFollowUp(for: image, encodedIdentifier: encodedIdentifier)
-        if planes != nil || edges != nil {
-            response.idleFollowUp = {
-                planes?()
-                edges?()
-            }
-        }
+        // In idle time from when info.json is sent: what the viewer asks next at once (its thumbnails), before the
+        // renders of any image before, then what it asks later.
+        response.preemptingIdleFollowUp = thumbnailPlanesFollowUp(for: image)
+        response.idleFollowUp = edgeRendersFollowUp(for: image, encodedIdentifier: encodedIdentifier)
         return response
     }
 
@@ -245,13 +240,14 @@ public final class IIIFService: Sendable {
 
     /// Viewers ask for a thumbnail right after info.json, and every thumbnail of an image whose smallest stored
     /// level is one stored tile is resampled from that level's planes (`thumbnailPlanes`). When they are not held,
-    /// this decodes them once info.json is sent, in the machine's idle time (`HTTPResponse.idleFollowUp`), while
-    /// the server is quiet (`Configuration.isQuiet`) and within the render budget (none taken when it has no room
-    /// at once), so that the thumbnail finds them decoded, or waits for the decode under way, instead of making
-    /// them. Made on a worker instead, the decode took a core from the viewer asking for the thumbnail and from
-    /// the thread answering it: 46 of 84 passes of the viewer-traffic benchmark had a request over 3 stored tiles'
-    /// time (an image's first `full/90,`, mostly), 22 of 84 with the decode in idle time. Nil when there is
-    /// nothing to decode.
+    /// this decodes them once info.json is sent, in the machine's idle time (`HTTPResponse.preemptingIdleFollowUp`:
+    /// ahead of the renders foreseen for an image before, interrupting the one under way, as a viewer showing a
+    /// collection asks for one image after another), while the server is quiet (`Configuration.isQuiet`) and within
+    /// the render budget (none taken when it has no room at once), so that the thumbnail finds them decoded, or
+    /// waits for the decode under way, instead of making them. Made on a worker instead, the decode took a core
+    /// from the viewer asking for the thumbnail and from the thread answering it: 46 of 84 passes of the
+    /// viewer-traffic benchmark had a request over 3 stored tiles' time (an image's first `full/90,`, mostly), 22
+    /// of 84 with the decode in idle time. Nil when there is nothing to decode.
     private func thumbnailPlanesFollowUp(for image: OpenImages.Image) -> (@Sendable () -> Void)? {
         guard image.current.preview == nil, let tiles = image.tiles else { return nil }
         let imageSize = image.source.properties.size
@@ -264,7 +260,10 @@ public final class IIIFService: Sendable {
         guard let (scale, size) = smallest, size.width <= tiles.tileSize, size.height <= tiles.tileSize,
               !thumbnailPlanes.holdsOrMakes(Self.planesKey(imageKey: imageKey, scale: scale)) else { return nil }
         return { [self] in
-            guard configuration.isQuiet() else { return }
+            // Asked again when it runs: it may interrupt the idle-time work that makes them now (a foreseen render
+            // from the same level), whose value it would wait for on its own thread (`preemptingIdleFollowUp`).
+            guard configuration.isQuiet(),
+                  !thumbnailPlanes.holdsOrMakes(Self.planesKey(imageKey: imageKey, scale: scale)) else { return }
             // What `full/{the level's width},` reads. A failure here is the thumbnail's, which reports it.
             let whole = IIIFResolvedRequest(region: Rect(x: 0, y: 0, width: imageSize.width, height: imageSize.height),
                                             size: size, rotation: 0, mirror: false, quality: .default, format: "jpg")
