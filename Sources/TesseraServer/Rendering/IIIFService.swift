@@ -258,12 +258,12 @@ public final class IIIFService: Sendable {
         }
         let imageKey = responseKey(of: image, readFrom: image.source)
         guard let (scale, size) = smallest, size.width <= tiles.tileSize, size.height <= tiles.tileSize,
-              !thumbnailPlanes.holdsOrMakes(Self.planesKey(imageKey: imageKey, scale: scale)) else { return nil }
+              case let key = Self.planesKey(imageKey: imageKey, scale: scale), !thumbnailPlanes.holdsOrMakes(key)
+        else { return nil }
         return { [self] in
             // Asked again when it runs: it may interrupt the idle-time work that makes them now (a foreseen render
             // from the same level), whose value it would wait for on its own thread (`preemptingIdleFollowUp`).
-            guard configuration.isQuiet(),
-                  !thumbnailPlanes.holdsOrMakes(Self.planesKey(imageKey: imageKey, scale: scale)) else { return }
+            guard configuration.isQuiet(), !thumbnailPlanes.holdsOrMakes(key) else { return }
             // What `full/{the level's width},` reads. A failure here is the thumbnail's, which reports it.
             let whole = IIIFResolvedRequest(region: Rect(x: 0, y: 0, width: imageSize.width, height: imageSize.height),
                                             size: size, rotation: 0, mirror: false, quality: .default, format: "jpg")
