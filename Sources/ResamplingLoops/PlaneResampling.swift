@@ -18,64 +18,132 @@ public struct AxisTaps {
 }
 
 /// Fills `width` x `height` 8-bit samples at `target` (rows `targetStride` apart) from the window of `columns`
-/// samples across at `source` (rows `sourceStride` apart), in floats: down the columns first, eight columns at a
-/// time; then across, eight rows at a time (the rows turned so that each column's eight samples lie together, so
-/// every tap is one 8-lane multiply and add for eight output samples). An axis that only copies (`AxisTaps.copied`)
-/// copies. Inlinable, so that a module built for a newer CPU (`ResamplingLoopsAVX2`) compiles these loops for it:
-/// its results are the same to the bit (each product and sum rounded as here, none fused).
+/// samples across at `source` (rows `sourceStride` apart), in floats: down the columns first, eight output rows at
+/// a time; then across those eight rows at once, turned (`turn`) so that each column's eight samples lie
+/// together and every tap is one 8-lane multiply and add for eight output samples; then turned back. An axis that
+/// only copies (`AxisTaps.copied`) copies. Inlinable, so that a module built for a newer CPU
+/// (`ResamplingLoopsAVX2`) compiles these loops for it: its results are the same to the bit (each product and sum
+/// rounded as here, none fused).
 @inlinable @inline(__always)
 public func resamplePlane(_ source: UnsafePointer<UInt8>, sourceStride: Int, columns: Int, across: AxisTaps,
                           down: AxisTaps, into target: UnsafeMutablePointer<UInt8>, targetStride: Int, width: Int,
                           height: Int) {
     guard width > 0, height > 0, columns > 0 else { return }
-    // Float rows of whole 8-lane chunks: the source rows used, the vertical pass's row, the output row before
-    // rounding; eight rows turned (8 floats per column) and the eight output rows across, turned.
+    // Float rows of whole 8-lane chunks: the source rows used; eight rows of the vertical pass, and the same
+    // turned (8 floats per column); eight output rows across, turned, and turned back before rounding.
     let floatWidth = (columns + 7) / 8 * 8, outputWidth = (width + 7) / 8 * 8
     let firstRow = down.first[0], lastRow = down.first[height - 1] + down.taps
     let sourceFloats = (lastRow - firstRow) * floatWidth
-    let floatCount = sourceFloats + floatWidth + outputWidth + 8 * floatWidth + 8 * outputWidth
+    let floatCount = sourceFloats + 16 * floatWidth + 16 * outputWidth
     let floats = UnsafeMutableRawPointer.allocate(byteCount: floatCount * 4, alignment: 32)
         .bindMemory(to: Float.self, capacity: floatCount)
     defer { floats.deallocate() }
-    let line = floats + sourceFloats, result = line + floatWidth
-    let turned = result + outputWidth, turnedOutput = turned + 8 * floatWidth
+    let lines = floats + sourceFloats, turned = lines + 8 * floatWidth
+    let turnedOutput = turned + 8 * floatWidth, results = turnedOutput + 8 * outputWidth
     for row in firstRow..<lastRow {
         let from = source + row &* sourceStride, to = floats + (row - firstRow) &* floatWidth
         for column in 0..<columns { to[column] = Float(from[column]) }
         (to + columns).initialize(repeating: 0, count: floatWidth - columns)
     }
-    turned.initialize(repeating: 0, count: 8 * floatWidth)
-    var y = 0
-    while y < height {
-        let block = min(8, height - y)
-        for r in 0..<block {
-            let row: UnsafePointer<Float>
-            if let copied = down.copied {
-                row = UnsafePointer(floats + (copied.start + min(y + r, copied.count - 1) - firstRow) &* floatWidth)
-            } else {
-                sumRows(floats + (down.first[y + r] - firstRow) &* floatWidth, stride: floatWidth,
-                        weights: down.weights + (y + r) &* down.taps, taps: down.taps, into: line, width: floatWidth)
-                row = UnsafePointer(line)
-            }
-            if let copied = across.copied {
-                let out = target + (y + r) &* targetStride
-                let kept = min(copied.count, width)
-                storeRounded(row + copied.start, count: kept, into: out)
-                (out + kept).initialize(repeating: out[kept - 1], count: width - kept)
-            } else {
-                for column in 0..<columns { turned[column &* 8 &+ r] = row[column] }
-            }
-        }
-        if across.copied == nil {
-            sumColumns(turned, first: across.first, weights: across.weights, taps: across.taps, into: turnedOutput,
-                       width: width)
+    // The columns past the last output's, turned back with the rest and never stored.
+    (turnedOutput + 8 * width).initialize(repeating: 0, count: 8 * (outputWidth - width))
+    withUnsafeTemporaryAllocation(of: UnsafePointer<Float>.self, capacity: 8) { rows in
+        var y = 0
+        while y < height {
+            let block = min(8, height - y)
             for r in 0..<block {
-                for x in 0..<width { result[x] = turnedOutput[x &* 8 &+ r] }
-                storeRounded(result, count: width, into: target + (y + r) &* targetStride)
+                if let copied = down.copied {
+                    rows[r] = UnsafePointer(floats + (copied.start + min(y + r, copied.count - 1) - firstRow) &* floatWidth)
+                } else {
+                    let line = lines + r &* floatWidth
+                    sumRows(floats + (down.first[y + r] - firstRow) &* floatWidth, stride: floatWidth,
+                            weights: down.weights + (y + r) &* down.taps, taps: down.taps, into: line, width: floatWidth)
+                    rows[r] = UnsafePointer(line)
+                }
+                if let copied = across.copied {
+                    let out = target + (y + r) &* targetStride
+                    let kept = min(copied.count, width)
+                    storeRounded(rows[r] + copied.start, count: kept, into: out)
+                    (out + kept).initialize(repeating: out[kept - 1], count: width - kept)
+                }
             }
+            if across.copied == nil {
+                // Lanes past the block's rows repeat its last; their sums are not stored.
+                for r in block..<8 { rows[r] = rows[block - 1] }
+                for chunk in Swift.stride(from: 0, to: floatWidth, by: 8) {
+                    turn(rows.baseAddress!, offset: chunk, into: turned + chunk &* 8)
+                }
+                sumColumns(turned, first: across.first, weights: across.weights, taps: across.taps,
+                           into: turnedOutput, width: width)
+                for chunk in Swift.stride(from: 0, to: outputWidth, by: 8) {
+                    turnBack(turnedOutput + chunk &* 8, into: results + chunk, stride: outputWidth)
+                }
+                for r in 0..<block {
+                    storeRounded(results + r &* outputWidth, count: width, into: target + (y + r) &* targetStride)
+                }
+            }
+            y += block
         }
-        y += block
     }
+}
+
+/// Eight rows of 8 floats.
+@usableFromInline
+typealias Block8x8 = (SIMD8<Float>, SIMD8<Float>, SIMD8<Float>, SIMD8<Float>,
+                      SIMD8<Float>, SIMD8<Float>, SIMD8<Float>, SIMD8<Float>)
+
+/// `block` turned: row r's lane c to row c's lane r. Three rounds that split each pair of rows into their even and
+/// their odd lanes: each is a perfect unshuffle of the 64 floats (their index's bits rotated right by one), and
+/// three rotate a row's index into a column's. Shuffles only, where a lane at a time took a load and a store each.
+@inlinable @inline(__always)
+func transposed(_ block: Block8x8) -> Block8x8 {
+    @inline(__always)
+    func split(_ a: SIMD8<Float>, _ b: SIMD8<Float>) -> (even: SIMD8<Float>, odd: SIMD8<Float>) {
+        let pair = SIMD16(lowHalf: a, highHalf: b)
+        return (pair.evenHalf, pair.oddHalf)
+    }
+    var m = block
+    for _ in 0..<3 {
+        let (n0, n4) = split(m.0, m.1), (n1, n5) = split(m.2, m.3)
+        let (n2, n6) = split(m.4, m.5), (n3, n7) = split(m.6, m.7)
+        m = (n0, n1, n2, n3, n4, n5, n6, n7)
+    }
+    return m
+}
+
+/// The 8 floats from `offset` in each of the eight rows at `rows` (`offset` a multiple of 8, the rows 32-byte
+/// aligned), turned (`transposed`) into the 64 floats at `target`: column c's eight samples at `8 * c`.
+@inlinable @inline(__always)
+func turn(_ rows: UnsafePointer<UnsafePointer<Float>>, offset: Int, into target: UnsafeMutablePointer<Float>) {
+    @inline(__always)
+    func load(_ r: Int) -> SIMD8<Float> { UnsafeRawPointer(rows[r] + offset).load(as: SIMD8<Float>.self) }
+    store(transposed((load(0), load(1), load(2), load(3), load(4), load(5), load(6), load(7))),
+          into: target, stride: 8)
+}
+
+/// The 64 floats at `source` (column c's eight samples at `8 * c`, 32-byte aligned) turned back into eight rows of
+/// 8 at `target`, rows `stride` floats apart.
+@inlinable @inline(__always)
+func turnBack(_ source: UnsafePointer<Float>, into target: UnsafeMutablePointer<Float>, stride: Int) {
+    let raw = UnsafeRawPointer(source)
+    @inline(__always)
+    func load(_ c: Int) -> SIMD8<Float> { raw.load(fromByteOffset: c &* 32, as: SIMD8<Float>.self) }
+    store(transposed((load(0), load(1), load(2), load(3), load(4), load(5), load(6), load(7))),
+          into: target, stride: stride)
+}
+
+/// Stores `block`'s rows at `target`, `stride` floats apart (32-byte aligned).
+@inlinable @inline(__always)
+func store(_ block: Block8x8, into target: UnsafeMutablePointer<Float>, stride: Int) {
+    let raw = UnsafeMutableRawPointer(target), step = stride &* 4
+    raw.storeBytes(of: block.0, as: SIMD8<Float>.self)
+    raw.storeBytes(of: block.1, toByteOffset: step, as: SIMD8<Float>.self)
+    raw.storeBytes(of: block.2, toByteOffset: 2 &* step, as: SIMD8<Float>.self)
+    raw.storeBytes(of: block.3, toByteOffset: 3 &* step, as: SIMD8<Float>.self)
+    raw.storeBytes(of: block.4, toByteOffset: 4 &* step, as: SIMD8<Float>.self)
+    raw.storeBytes(of: block.5, toByteOffset: 5 &* step, as: SIMD8<Float>.self)
+    raw.storeBytes(of: block.6, toByteOffset: 6 &* step, as: SIMD8<Float>.self)
+    raw.storeBytes(of: block.7, toByteOffset: 7 &* step, as: SIMD8<Float>.self)
 }
 
 /// `line[0..<width]` = the sum over `k` of `weights[k]` x row `k` below `top` (rows `stride` floats apart).

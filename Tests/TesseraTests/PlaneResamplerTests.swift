@@ -3,9 +3,10 @@ import Testing
 
 /// The plane resampler's loops, in each instruction set this CPU runs, against sums worked out here in doubles.
 @Suite struct PlaneResamplerTests {
-    /// A shrink with many taps, a stretch by a pixel, an axis kept and an axis whose last sample is repeated,
-    /// from a window inside wider rows: every output sample within a level of its weighted sum in doubles
-    /// (rounded and clamped), and the same to the bit whichever loops made it (AVX2's or SSE2's on x86-64).
+    /// A shrink with many taps, a stretch by a pixel, an axis kept and an axis whose last sample is repeated, an
+    /// output narrower and shorter than the loops' eight lanes, from a window inside wider rows: every output sample
+    /// within a level of its weighted sum in doubles (rounded and clamped), and the same to the bit whichever loops
+    /// made it (AVX2's or SSE2's on x86-64).
     @Test func everyLoopGivesTheWeightedSums() {
         let rowStride = 300, rows = 180, offset = 7
         var samples = [UInt8](repeating: 0, count: offset + rowStride * rows)
@@ -14,7 +15,7 @@ import Testing
         // samples as they are (the last one repeated past the window's end), the others stretch by about a pixel.
         let cases: [(columns: Int, across: Double?, down: Int, vertical: Double?, width: Int, height: Int)] = [
             (219, nil, 157, nil, 125, 90), (102, 103 / 102.25, 170, 171 / 172.0, 103, 172),
-            (64, 1, 33, 33 / 41.5, 65, 41), (201, nil, 120, 1, 13, 120),
+            (64, 1, 33, 33 / 41.5, 65, 41), (201, nil, 120, 1, 13, 120), (19, nil, 11, nil, 5, 3),
         ]
         for (columns, acrossScale, down, verticalScale, width, height) in cases {
             let across = ResamplingWeights(kernel: .lanczos3, inputLength: columns, outputLength: width, scale: acrossScale)
