@@ -53,11 +53,13 @@ public func resamplePlane(_ source: UnsafePointer<UInt8>, sourceStride: Int, col
             let block = min(8, height - y)
             for r in 0..<block {
                 if let copied = down.copied {
-                    rows[r] = UnsafePointer(floats + (copied.start + min(y + r, copied.count - 1) - firstRow) &* floatWidth)
+                    let source = copied.start + min(y + r, copied.count - 1) - firstRow
+                    rows[r] = UnsafePointer(floats + source &* floatWidth)
                 } else {
                     let line = lines + r &* floatWidth
                     sumRows(floats + (down.first[y + r] - firstRow) &* floatWidth, stride: floatWidth,
-                            weights: down.weights + (y + r) &* down.taps, taps: down.taps, into: line, width: floatWidth)
+                            weights: down.weights + (y + r) &* down.taps, taps: down.taps, into: line,
+                            width: floatWidth)
                     rows[r] = UnsafePointer(line)
                 }
                 if let copied = across.copied {
@@ -94,7 +96,7 @@ typealias Block8x8 = (SIMD8<Float>, SIMD8<Float>, SIMD8<Float>, SIMD8<Float>,
 
 /// `block` turned: row r's lane c to row c's lane r. Three rounds that split each pair of rows into their even and
 /// their odd lanes: each is a perfect unshuffle of the 64 floats (their index's bits rotated right by one), and
-/// three rotate a row's index into a column's. Shuffles only, where a lane at a time took a load and a store each.
+/// three rotate a row's index into a column's. Shuffles only: no float is loaded or stored on its own.
 @inlinable @inline(__always)
 func transposed(_ block: Block8x8) -> Block8x8 {
     @inline(__always)
