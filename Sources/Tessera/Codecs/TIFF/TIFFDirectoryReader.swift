@@ -39,8 +39,8 @@ struct TIFFDirectoryReader {
         /// array made.
         func integer(_ tag: Int32) -> UInt64? {
             guard let entry = entry(tag), entry.count > 0, let size = Self.integerSize(entry.type) else { return nil }
-            guard isInline(entry, size: size) else { return integers(tag, count: 1)?.first }
-            return reader.unsigned(entries, at: entry.field, size: size)
+            if isInline(entry, size: size) { return reader.unsigned(entries, at: entry.field, size: size) }
+            return values(of: entry, size: size, count: 1).map { reader.unsigned($0, at: 0, size: size) }
         }
 
         /// The first `count` values (all of them when nil) of an unsigned integer field; nil without the field,
@@ -112,8 +112,9 @@ struct TIFFDirectoryReader {
     fileprivate let isBig: Bool
     /// The size of an entry's count and value field, and of a directory's next offset, in bytes.
     fileprivate var wordSize: Int { isBig ? 8 : 4 }
-    /// The size of a directory's entry count, and of each entry (a tag, a type, a count, a value field), in bytes.
+    /// The size of a directory's entry count, in bytes.
     private var countSize: Int { isBig ? 8 : 2 }
+    /// The size of each entry (a tag, a type, a count, a value field), in bytes.
     fileprivate var entrySize: Int { 4 + 2 * wordSize }
     /// Where the first directory (page 0) is.
     let firstOffset: UInt64
