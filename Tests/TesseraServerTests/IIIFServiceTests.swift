@@ -260,6 +260,45 @@ import Testing
         #expect(image.width == 128 && image.height == 258)
     }
 
+    /// The renders info.json foresees are made first in the form the last tile asked for gave its size in: here
+    /// every edge tile asked `w,h` is a stored tile cut or stretched in its coefficients (nothing to make), and those
+    /// asked `w,` are renders. Given as many turns as there are edge tiles, the foresight of a server whose viewers
+    /// ask `w,h` makes nothing, and that of one whose viewers ask `w,` makes renders. A thumbnail (region `full`)
+    /// says nothing of the form; until a tile is asked for, each tile is foreseen in both forms, one after the other.
+    @Test(needsVips) func foreseenRendersComeFirstInTheFormViewersAsk() throws {
+        let (_, pyramid) = try libvipsPyramid()
+        try FileManager.default.copyItem(atPath: pyramid, toPath: folder + "/images/other.tif")
+        let catalog = try ImageCatalog(path: folder + "/images")
+        let edges = IIIFTileGeometry(imageSize: Size(width: 1533, height: 1107), tileWidth: 256, tileHeight: 256)
+            .edgeTiles(ofLevelsUpTo: IIIFService.foreseenLevelTiles, view: IIIFService.foreseenView).count
+        let turns = Mutex(0)
+        var configuration = IIIFService.Configuration()
+        configuration.isQuiet = { turns.withLock { turns in
+            turns -= 1
+            return turns >= 0
+        } }
+        for (asked, form, renders) in [("0,0,1024,1024/256,256", IIIFTileGeometry.SizeForm.widthAndHeight, false),
+                                       ("0,0,1024,1024/256,", .width, true)] {
+            let service = IIIFService(catalog: catalog, configuration: configuration)
+            #expect(get(service, "/iiif/other/full/90,/0/default.jpg").status == 200)
+            #expect(service.foreseenSizeForm == nil, "no tile asked for yet")
+            #expect(get(service, "/iiif/other/\(asked)/0/default.jpg").status == 200)
+            #expect(service.foreseenSizeForm == form, "after \(asked)")
+            let followUp = try #require(get(service, "/iiif/vips/info.json").idleFollowUp)
+            let before = service.responses.usage.count
+            turns.withLock { $0 = edges }
+            followUp()
+            #expect((service.responses.usage.count > before) == renders, "after \(asked)")
+        }
+        let geometry = IIIFTileGeometry(imageSize: Size(width: 1533, height: 1107), tileWidth: 256, tileHeight: 256)
+        let widthFirst = IIIFService.foreseenPaths(of: geometry, first: .width)
+        let bothForms = IIIFService.foreseenPaths(of: geometry, first: nil)
+        #expect(widthFirst.count == 2 * edges && bothForms.count == 2 * edges)
+        #expect(widthFirst.prefix(edges).allSatisfy { $0.contains(",/0/") } && widthFirst.suffix(edges).allSatisfy { !$0.contains(",/0/") })
+        #expect(bothForms.enumerated().allSatisfy { $0.element.contains(",/0/") == ($0.offset % 2 == 1) })
+        #expect(Set(widthFirst) == Set(bothForms) && Set(IIIFService.foreseenPaths(of: geometry, first: .widthAndHeight)) == Set(bothForms))
+    }
+
     /// info.json is written directly, byte for byte as JSONSerialization writes the same document pretty-printed
     /// with sorted keys (what it was made with before, and what clients' tests match text against), with an id that
     /// needs escaping and the optional limits present.

@@ -66,6 +66,21 @@ import Testing
         #expect(geometry.tile(region: Rect(x: 512, y: 512, width: 488, height: 88), size: Size(width: 244, height: 44))! == (2, 1, 1))
     }
 
+    /// A tile asked for in either of viewers' size forms: `w,h` is the canonical path's (for a tile that is not the
+    /// whole image), `w,` the width alone; both are among the names a static folder may store it under.
+    @Test func tilesAreAskedForInEitherSizeForm() {
+        let geometry = IIIFTileGeometry(imageSize: Size(width: 4099, height: 5255), tileWidth: 256, tileHeight: 256)
+        #expect(geometry.path(scale: 8, column: 2, row: 0, sizeForm: .widthAndHeight) == "4096,0,3,2048/1,256/0/default.jpg")
+        #expect(geometry.path(scale: 8, column: 2, row: 0, sizeForm: .width) == "4096,0,3,2048/1,/0/default.jpg")
+        #expect(geometry.path(scale: 2, column: 1, row: 3, sizeForm: .width, format: "png") == "512,1536,512,512/256,/0/default.png")
+        for (scale, column, row) in [(8, 2, 0), (1, 0, 0), (4, 4, 5)] {
+            let canonical = geometry.path(scale: scale, column: column, row: row)
+            #expect(geometry.path(scale: scale, column: column, row: row, sizeForm: .widthAndHeight) == canonical)
+            #expect(geometry.storedPaths(scale: scale, column: column, row: row)
+                == IIIFTileGeometry.SizeForm.allCases.map { geometry.path(scale: scale, column: column, row: row, sizeForm: $0) })
+        }
+    }
+
     /// The edge tiles info.json foresees: the level a window shows whole first, then the finer levels, then the
     /// coarser; a level's right column top to bottom, then the rest of its bottom row; no level of one tile (the
     /// whole image), none of more tiles than asked.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Tessera
 
 /// The IIIF Image API 3.0 level 2 service: routes `{prefix}/{identifier}/...` requests to info.json, a redirect,
@@ -61,6 +62,9 @@ public final class IIIFService: Sendable {
     /// smallest levels.
     public static let thumbnailPlaneBytes = 32 << 20
     private let images: OpenImages
+    /// The size form of the last tile asked for (a region in pixels), for `foreseenSizeForm`: its raw value, 0
+    /// before any.
+    private let tileSizeForm = Atomic<UInt8>(0)
 
     /// A service answering for the images of `catalog`.
     public init(catalog: ImageCatalog, configuration: Configuration = Configuration()) {
@@ -209,7 +213,8 @@ public final class IIIFService: Sendable {
     /// narrow tile's aspect ratio (`w,`) two pixels off the level, a last column of a pixel or two that a level
     /// halved rounding down lost. Once info.json is sent, in the machine's idle time (`HTTPResponse.idleFollowUp`)
     /// and while the server is quiet (`Configuration.isQuiet`, asked before each), this makes them into the
-    /// response cache in both of viewers' forms (`w,h` and `w,`), taking no core from the viewer's requests. Each
+    /// response cache in both of viewers' forms, `w,h` and `w,` (every tile in the form viewers are asking in first,
+    /// `foreseenSizeForm`, then in the other), taking no core from the viewer's requests. Each
     /// goes through the request's own path as on a polling thread: it is kept under the key the viewer's request
     /// finds (or waits for, while it is made), and only a render made at once from one stored tile or a few is
     /// made, none waiting for memory or a worker. Tiles that a stored tile answers, as it is or cut or stretched in
@@ -221,21 +226,52 @@ public final class IIIFService: Sendable {
         let size = image.source.properties.size
         let geometry = IIIFTileGeometry(imageSize: size, tileWidth: tiles.tileSize, tileHeight: tiles.tileSize)
         return { [self] in
-            for (scale, column, row) in geometry.edgeTiles(ofLevelsUpTo: Self.foreseenLevelTiles, view: Self.foreseenView) {
-                for path in geometry.storedPaths(scale: scale, column: column, row: row) {
-                    guard configuration.isQuiet() else { return }
-                    let parts = path.split(separator: "/").map(String.init)
-                    guard let resolved = try? IIIFRequest(region: parts[0], size: parts[1], rotation: parts[2],
-                                                          qualityAndFormat: parts[3])
-                            .resolve(for: size, limits: configuration.limits),
-                          !(storedTileAddress(for: resolved, in: image).map {
-                              $0.tiles.answers(scale: $0.scale, column: $0.column, row: $0.row, size: resolved.size)
-                          } ?? false) else { continue }
-                    _ = try? route(HTTPRequest(method: "GET", path: "\(configuration.prefix)/\(encodedIdentifier)/\(path)"),
-                                   .pollingThread)
-                }
+            for path in Self.foreseenPaths(of: geometry, first: foreseenSizeForm) {
+                guard configuration.isQuiet() else { return }
+                let parts = path.split(separator: "/").map(String.init)
+                guard let resolved = try? IIIFRequest(region: parts[0], size: parts[1], rotation: parts[2],
+                                                      qualityAndFormat: parts[3])
+                        .resolve(for: size, limits: configuration.limits),
+                      !(storedTileAddress(for: resolved, in: image).map {
+                          $0.tiles.answers(scale: $0.scale, column: $0.column, row: $0.row, size: resolved.size)
+                      } ?? false) else { continue }
+                _ = try? route(HTTPRequest(method: "GET", path: "\(configuration.prefix)/\(encodedIdentifier)/\(path)"),
+                               .pollingThread)
             }
         }
+    }
+
+    /// The edge tiles info.json foresees (`IIIFTileGeometry.edgeTiles`), in the order they are made: every tile in
+    /// the form viewers ask in (`first`), then in the other; each tile in both forms while that is not known.
+    static func foreseenPaths(of geometry: IIIFTileGeometry, first: IIIFTileGeometry.SizeForm?) -> [String] {
+        let edges = geometry.edgeTiles(ofLevelsUpTo: foreseenLevelTiles, view: foreseenView)
+        let forms = IIIFTileGeometry.SizeForm.allCases
+        let order = first.map { first in ([first] + forms.filter { $0 != first }).flatMap { form in edges.map { ($0, form) } } }
+            ?? edges.flatMap { edge in forms.map { (edge, $0) } }
+        return order.map { edge, form in
+            geometry.path(scale: edge.scale, column: edge.column, row: edge.row, sizeForm: form)
+        }
+    }
+
+    /// The form the renders info.json foresees are made in first: the one the last tile asked for gave its size in
+    /// (`noteSizeForm`); nil until one is asked for. A viewer asks in one form, and a render foreseen in the other
+    /// can take as long as the one it asks for: a viewer asking `w,` for `4096,0,3,2048/1,` (a sliver of a level
+    /// halved rounding down, 1 x 683 pixels) found it still being made, after `4096,0,3,2048/1,256` and others.
+    var foreseenSizeForm: IIIFTileGeometry.SizeForm? {
+        IIIFTileGeometry.SizeForm(rawValue: tileSizeForm.load(ordering: .relaxed))
+    }
+
+    /// Notes the form `request`'s size is in when it asks for a tile (a region in pixels, its size `w,h` or `w,`),
+    /// for `foreseenSizeForm`; written only when it changes, as most requests leave it as it is.
+    private func noteSizeForm(of request: IIIFRequest) {
+        guard case .pixels = request.region else { return }
+        let form: IIIFTileGeometry.SizeForm
+        switch request.size {
+        case .exact: form = .widthAndHeight
+        case .width: form = .width
+        default: return
+        }
+        if tileSizeForm.load(ordering: .relaxed) != form.rawValue { tileSizeForm.store(form.rawValue, ordering: .relaxed) }
     }
 
     /// Viewers ask for a thumbnail right after info.json, and every thumbnail of an image whose smallest stored
@@ -300,6 +336,7 @@ public final class IIIFService: Sendable {
         guard IIIFRenderer.knownFormats.contains(parsed.format) else {
             throw IIIFError.badRequest("unknown format '\(parsed.format)'")
         }
+        noteSizeForm(of: parsed)
         var image = try images.open(path, place)
         let size = image.source.properties.size
         let resolved = try parsed.resolve(for: size, limits: configuration.limits)

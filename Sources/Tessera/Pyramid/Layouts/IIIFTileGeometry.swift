@@ -63,9 +63,34 @@ public struct IIIFTileGeometry: Sendable, Hashable {
     private func storedPaths(scale: Int, levelRect rect: Rect, format: String) -> [String] {
         let region = region(scale: scale, levelRect: rect), size = rect.size
         let regions = (region == Rect(imageSize) ? ["full"] : []) + [region.description]
-        let sizes = (size == imageSize ? ["max"] : []) + ["\(size.width),\(size.height)", "\(size.width),"]
+        let sizes = (size == imageSize ? ["max"] : []) + SizeForm.allCases.map { $0.text(size) }
             + (size == imageSize ? ["full"] : [])
-        return regions.flatMap { region in sizes.map { "\(region)/\($0)/0/default.\(format)" } }
+        return regions.flatMap { region in sizes.map { Self.request(region: region, size: $0, format: format) } }
+    }
+
+    /// How a request gives a tile's size: `w,h`, IIIF 3's canonical form (which `path` writes, and OpenSeadragon
+    /// asks an IIIF 3 server for), or `w,`, IIIF 2's (which OpenSeadragon asks a 2.x server for, and other viewers
+    /// any server). Its raw value is never 0.
+    public enum SizeForm: UInt8, Sendable, CaseIterable {
+        case widthAndHeight = 1, width
+
+        /// `size` written in this form.
+        public func text(_ size: Size) -> String {
+            self == .width ? "\(size.width)," : "\(size.width),\(size.height)"
+        }
+    }
+
+    /// The request for tile (`column`, `row`) at reduction `scale` as a viewer asks for a tile of a level of
+    /// several: its region in pixels, its size in `form`.
+    public func path(scale: Int, column: Int, row: Int, sizeForm form: SizeForm, format: String = "jpg") -> String {
+        let rect = tileRect(scale: scale, column: column, row: row)
+        return Self.request(region: region(scale: scale, levelRect: rect).description, size: form.text(rect.size),
+                            format: format)
+    }
+
+    /// The request below the image's base URI for `region` at `size` (both as IIIF writes them), unrotated.
+    private static func request(region: String, size: String, format: String) -> String {
+        "\(region)/\(size)/0/default.\(format)"
     }
 
     /// The tiles along the right and bottom edges of each level of more than one and at most `maxTiles` tiles, in
