@@ -225,6 +225,40 @@ import Testing
         #expect(get(service, "/iiif/plain/info.json").preemptingIdleFollowUp == nil, "a plain JPEG stores no tiles")
     }
 
+    /// Once info.json's follow-up has decoded a new image's thumbnail level, it makes the thumbnails asked for last
+    /// of any image (at most `foreseenThumbnails`, the sizes a viewer asks of every image), so that the image's own
+    /// requests find them made: a viewer's second thumbnail, asked once the first is answered, took as long as the
+    /// first. With none asked for yet, the follow-up is the decode alone.
+    @Test(needsVips) func infoJSONMakesTheThumbnailsAskedForLast() throws {
+        let (_, pyramid) = try libvipsPyramid()
+        try FileManager.default.copyItem(atPath: pyramid, toPath: folder + "/images/other.tif")
+        let service = IIIFService(catalog: try ImageCatalog(path: folder + "/images"))
+        let decode = try #require(get(service, "/iiif/vips/info.json").preemptingIdleFollowUp)
+        decode()
+        #expect(service.thumbnailPlanes.usage.count == 1 && service.responses.usage.count == 0)
+        let sizes = ["90,", "125,", "!64,64", "150,"]
+        for size in sizes + ["125,"] {
+            #expect(get(service, "/iiif/vips/full/\(size)/0/default.jpg").status == 200)
+        }
+        #expect(get(service, "/iiif/vips/0,0,1024,1024/256,/0/default.jpg").status == 200, "a tile is no thumbnail")
+        let kept = service.responses.usage.count
+        #expect(kept == sizes.count)
+        let followUp = try #require(get(service, "/iiif/other/info.json").preemptingIdleFollowUp)
+        followUp()
+        #expect(service.thumbnailPlanes.usage.count == 2)
+        #expect(service.responses.usage.count == kept + IIIFService.foreseenThumbnails)
+        for size in sizes.dropFirst() {
+            let found = get(service, "/iiif/other/full/\(size)/0/default.jpg")
+            #expect(found.status == 200 && service.responses.usage.count == kept + IIIFService.foreseenThumbnails,
+                    "\(size) was made")
+            let rendered = get(IIIFService(catalog: try ImageCatalog(path: folder + "/images")),
+                               "/iiif/other/full/\(size)/0/default.jpg")
+            #expect(found.body == rendered.body, "\(size): the bytes its request renders")
+        }
+        #expect(get(service, "/iiif/other/full/90,/0/default.jpg").status == 200)
+        #expect(service.responses.usage.count == kept + IIIFService.foreseenThumbnails + 1, "the oldest size was not made")
+    }
+
     /// info.json of an image not yet open also carries, to be made in idle time, the renders a viewer's first views
     /// will ask for that no stored tile answers (edge tiles of the coarse levels asked `w,`, their height rounded two pixels off the
     /// level's): made while the server is quiet and kept, so that the viewer's request finds them, the bytes it
