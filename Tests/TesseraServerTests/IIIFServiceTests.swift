@@ -243,8 +243,12 @@ import Testing
         #expect(get(service, "/iiif/vips/0,0,1024,1024/256,/0/default.jpg").status == 200, "a tile is no thumbnail")
         let kept = service.responses.usage.count
         #expect(kept == sizes.count)
+        // Distinct, the latest last: 125 asked again moved to the end; 90, the oldest, dropped.
+        let asked = ["!64,64", "150,", "125,"].map { "full/\($0)/0/default.jpg" }
+        #expect(service.askedThumbnails.withLock { $0 } == asked)
         let followUp = try #require(get(service, "/iiif/other/info.json").preemptingIdleFollowUp)
         followUp()
+        #expect(service.askedThumbnails.withLock { $0 } == asked, "the thumbnails made ahead tell nothing")
         #expect(service.thumbnailPlanes.usage.count == 2)
         #expect(service.responses.usage.count == kept + IIIFService.foreseenThumbnails)
         for size in sizes.dropFirst() {
@@ -323,6 +327,9 @@ import Testing
             turns.withLock { $0 = edges }
             followUp()
             #expect((service.responses.usage.count > before) == renders, "after \(asked)")
+            turns.withLock { $0 = 2 * edges }
+            followUp()
+            #expect(service.foreseenSizeForm == form, "the renders made ahead, in both forms, tell nothing")
         }
         let geometry = IIIFTileGeometry(imageSize: Size(width: 1533, height: 1107), tileWidth: 256, tileHeight: 256)
         let widthFirst = IIIFService.foreseenPaths(of: geometry, first: .width)

@@ -67,7 +67,7 @@ public final class IIIFService: Sendable {
     private let tileSizeForm = Atomic<UInt8>(0)
     /// The thumbnails asked for last (`noteThumbnail`), below the image (`full/125,/0/default.jpg`): distinct, the
     /// latest last, at most `foreseenThumbnails`.
-    private let askedThumbnails = Mutex<[String]>([])
+    let askedThumbnails = Mutex<[String]>([])
     /// How many of the thumbnails asked for last a new image's are made of in idle time (`thumbnailPlanesFollowUp`):
     /// a viewer asks one or two sizes of every image, a gallery another.
     static let foreseenThumbnails = 3
@@ -137,7 +137,10 @@ public final class IIIFService: Sendable {
     /// `answer`'s response, made on the calling thread.
     public func handle(_ request: HTTPRequest) -> HTTPResponse { answer(request).response }
 
-    private func route(_ request: HTTPRequest, _ place: HandlerPlace) throws(NeedsWorker) -> HTTPResponse {
+    /// `request`'s response, made on `place`; `foreseen` when no client asked for it (idle-time work made ahead),
+    /// which then tells nothing of what viewers ask (`noteSizeForm`, `noteThumbnail`).
+    private func route(_ request: HTTPRequest, _ place: HandlerPlace, foreseen: Bool = false) throws(NeedsWorker)
+        -> HTTPResponse {
         if request.method == "OPTIONS" {
             return HTTPResponse(status: 204, headers: [("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS"),
                                                        ("Access-Control-Allow-Headers", "*"),
@@ -162,7 +165,7 @@ public final class IIIFService: Sendable {
                 return try info(path: path, id: base, encodedIdentifier: encodedIdentifier, request: request, place)
             case 5:
                 return try image(path: path, encodedIdentifier: encodedIdentifier, base: base, segments: Array(segments[1...]),
-                                 request: request, place)
+                                 request: request, place, foreseen: foreseen)
             default:
                 throw IIIFError.badRequest("expected {identifier}/{region}/{size}/{rotation}/{quality}.{format}")
             }
@@ -241,8 +244,7 @@ public final class IIIFService: Sendable {
                       !(storedTileAddress(for: resolved, in: image).map {
                           $0.tiles.answers(scale: $0.scale, column: $0.column, row: $0.row, size: resolved.size)
                       } ?? false) else { continue }
-                _ = try? route(HTTPRequest(method: "GET", path: "\(configuration.prefix)/\(encodedIdentifier)/\(path)"),
-                               .pollingThread)
+                makeAhead(encodedIdentifier + "/" + path)
             }
         }
     }
@@ -323,10 +325,15 @@ public final class IIIFService: Sendable {
             guard planes != nil else { return }
             for thumbnail in askedThumbnails.withLock({ $0 }).reversed() {
                 guard configuration.isQuiet() else { return }
-                let path = configuration.prefix + "/" + encodedIdentifier + "/" + thumbnail
-                _ = try? route(HTTPRequest(method: "GET", path: path), .pollingThread)
+                makeAhead(encodedIdentifier + "/" + thumbnail)
             }
         }
+    }
+
+    /// Makes the response to `path` (below the prefix) ahead of its request, in idle time, as on a polling thread:
+    /// kept where the request finds it, or left to the request when it needs a worker or fails.
+    private func makeAhead(_ path: String) {
+        _ = try? route(HTTPRequest(method: "GET", path: configuration.prefix + "/" + path), .pollingThread, foreseen: true)
     }
 
     /// Notes that `segments` (after the image) ask for a thumbnail, for `thumbnailPlanesFollowUp`: kept at the end of
@@ -359,18 +366,18 @@ public final class IIIFService: Sendable {
     }
 
     private func image(path: String, encodedIdentifier: String, base: String, segments: [String], request: HTTPRequest,
-                       _ place: HandlerPlace) throws -> HTTPResponse {
+                       _ place: HandlerPlace, foreseen: Bool) throws -> HTTPResponse {
         let parsed = try IIIFRequest(region: segments[0], size: segments[1], rotation: segments[2],
                                      qualityAndFormat: segments[3])
         guard IIIFRenderer.knownFormats.contains(parsed.format) else {
             throw IIIFError.badRequest("unknown format '\(parsed.format)'")
         }
-        noteSizeForm(of: parsed)
+        if !foreseen { noteSizeForm(of: parsed) }
         var image = try images.open(path, place)
         let size = image.source.properties.size
         let resolved = try parsed.resolve(for: size, limits: configuration.limits)
         let reduction = IIIFRenderer.reduction(for: resolved)
-        if case .full = parsed.region, resolved.size.area <= tileSize(of: image) * tileSize(of: image) {
+        if !foreseen, case .full = parsed.region, resolved.size.area <= tileSize(of: image) * tileSize(of: image) {
             noteThumbnail(segments)
         }
         if let cache = configuration.cache, !image.current.isCachedPyramid, image.tiles == nil {
