@@ -42,8 +42,10 @@ public func resamplePlane(_ source: UnsafePointer<UInt8>, sourceStride: Int, col
     let turnedOutput = turned + 8 * floatWidth, results = turnedOutput + 8 * outputWidth
     for row in firstRow..<lastRow {
         let from = source + row &* sourceStride, to = floats + (row - firstRow) &* floatWidth
+        // The row's last chunk zeroed in one store, then the samples over its start: a narrow window's row (a
+        // sliver's) cost as much again in a call to zero its few floats past the samples.
+        UnsafeMutableRawPointer(to + floatWidth - 8).storeBytes(of: SIMD8<Float>(), as: SIMD8<Float>.self)
         for column in 0..<columns { to[column] = Float(from[column]) }
-        (to + columns).initialize(repeating: 0, count: floatWidth - columns)
     }
     // The columns past the last output's, turned back with the rest and never stored.
     (turnedOutput + 8 * width).initialize(repeating: 0, count: 8 * (outputWidth - width))
