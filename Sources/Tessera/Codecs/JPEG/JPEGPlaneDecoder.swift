@@ -147,15 +147,18 @@ struct JPEGPlaneDecoder {
                                                           &read), during: "decoding")
             try session.checkMissingData(allowPartial: false)
             guard read > 0 else { throw TesseraError.truncated(path: name, detail: "after row \(y)") }
-            for line in 0..<Int(read) {
-                let row = pixels + line * count * components
-                for index in 0..<components {
-                    let (across, down) = steps[index]
-                    guard (y + line) % down == 0 else { continue }
-                    let target = samples + planes[index].offset + (y + line) / down * planes[index].stride
+            for index in 0..<components {
+                // The plane's rows among these lines: every `down`th, from the first whole multiple (two divisions
+                // a call, not two a line: a sliver's tile is a few columns of 256 lines).
+                let (across, down) = steps[index], step = across * components
+                var line = (y + down - 1) / down * down - y, target = samples + planes[index].offset
+                    + (y + line) / down * planes[index].stride
+                while line < Int(read) {
                     // The sample's first pixel, `across * components` bytes after the previous sample's.
-                    let source = row + index - first * components, step = across * components
+                    let source = pixels + line * count * components + index - first * components
                     for sample in sampled[index] { target[sample] = source[sample * step] }
+                    line += down
+                    target += planes[index].stride
                 }
             }
             y += Int(read)
