@@ -70,14 +70,18 @@ import Testing
     /// whole image), `w,` the width alone; both are among the names a static folder may store it under.
     @Test func tilesAreAskedForInEitherSizeForm() {
         let geometry = IIIFTileGeometry(imageSize: Size(width: 4099, height: 5255), tileWidth: 256, tileHeight: 256)
-        #expect(geometry.path(scale: 8, column: 2, row: 0, sizeForm: .widthAndHeight) == "4096,0,3,2048/1,256/0/default.jpg")
+        #expect(geometry.path(scale: 8, column: 2, row: 0, sizeForm: .widthAndHeight)
+            == "4096,0,3,2048/1,256/0/default.jpg")
         #expect(geometry.path(scale: 8, column: 2, row: 0, sizeForm: .width) == "4096,0,3,2048/1,/0/default.jpg")
-        #expect(geometry.path(scale: 2, column: 1, row: 3, sizeForm: .width, format: "png") == "512,1536,512,512/256,/0/default.png")
+        #expect(geometry.path(scale: 2, column: 1, row: 3, sizeForm: .width, format: "png")
+            == "512,1536,512,512/256,/0/default.png")
         for (scale, column, row) in [(8, 2, 0), (1, 0, 0), (4, 4, 5)] {
             let canonical = geometry.path(scale: scale, column: column, row: row)
             #expect(geometry.path(scale: scale, column: column, row: row, sizeForm: .widthAndHeight) == canonical)
-            #expect(geometry.storedPaths(scale: scale, column: column, row: row)
-                == IIIFTileGeometry.SizeForm.allCases.map { geometry.path(scale: scale, column: column, row: row, sizeForm: $0) })
+            let forms = IIIFTileGeometry.SizeForm.allCases.map {
+                geometry.path(scale: scale, column: column, row: row, sizeForm: $0)
+            }
+            #expect(geometry.storedPaths(scale: scale, column: column, row: row) == forms)
         }
     }
 

@@ -68,8 +68,8 @@ public final class IIIFService: Sendable {
     /// The thumbnails asked for last (`noteThumbnail`), below the image (`full/125,/0/default.jpg`): distinct, the
     /// latest last, at most `foreseenThumbnails`.
     let askedThumbnails = Mutex<[String]>([])
-    /// How many of the thumbnails asked for last a new image's are made of in idle time (`thumbnailPlanesFollowUp`):
-    /// a viewer asks one or two sizes of every image, a gallery another.
+    /// How many thumbnail sizes, the last asked for, are made ahead of each new image's requests
+    /// (`thumbnailPlanesFollowUp`): a viewer asks one or two of every image, a gallery another.
     static let foreseenThumbnails = 3
 
     /// A service answering for the images of `catalog`.
@@ -254,8 +254,9 @@ public final class IIIFService: Sendable {
     static func foreseenPaths(of geometry: IIIFTileGeometry, first: IIIFTileGeometry.SizeForm?) -> [String] {
         let edges = geometry.edgeTiles(ofLevelsUpTo: foreseenLevelTiles, view: foreseenView)
         let forms = IIIFTileGeometry.SizeForm.allCases
-        let order = first.map { first in ([first] + forms.filter { $0 != first }).flatMap { form in edges.map { ($0, form) } } }
-            ?? edges.flatMap { edge in forms.map { (edge, $0) } }
+        let order = first.map { first in
+            ([first] + forms.filter { $0 != first }).flatMap { form in edges.map { ($0, form) } }
+        } ?? edges.flatMap { edge in forms.map { (edge, $0) } }
         return order.map { edge, form in
             geometry.path(scale: edge.scale, column: edge.column, row: edge.row, sizeForm: form)
         }
@@ -279,7 +280,9 @@ public final class IIIFService: Sendable {
         case .width: form = .width
         default: return
         }
-        if tileSizeForm.load(ordering: .relaxed) != form.rawValue { tileSizeForm.store(form.rawValue, ordering: .relaxed) }
+        if tileSizeForm.load(ordering: .relaxed) != form.rawValue {
+            tileSizeForm.store(form.rawValue, ordering: .relaxed)
+        }
     }
 
     /// Viewers ask for a thumbnail right after info.json, and every thumbnail of an image whose smallest stored
@@ -333,7 +336,8 @@ public final class IIIFService: Sendable {
     /// Makes the response to `path` (below the prefix) ahead of its request, in idle time, as on a polling thread:
     /// kept where the request finds it, or left to the request when it needs a worker or fails.
     private func makeAhead(_ path: String) {
-        _ = try? route(HTTPRequest(method: "GET", path: configuration.prefix + "/" + path), .pollingThread, foreseen: true)
+        let request = HTTPRequest(method: "GET", path: configuration.prefix + "/" + path)
+        _ = try? route(request, .pollingThread, foreseen: true)
     }
 
     /// Notes that `segments` (after the image) ask for a thumbnail, for `thumbnailPlanesFollowUp`: kept at the end of
