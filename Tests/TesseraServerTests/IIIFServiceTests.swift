@@ -247,8 +247,10 @@ import Testing
         let asked = ["!64,64", "150,", "125,"].map { "full/\($0)/0/default.jpg" }
         #expect(service.askedThumbnails.withLock { $0 } == asked)
         let followUp = try #require(get(service, "/iiif/other/info.json").preemptingIdleFollowUp)
+        let counted = service.responses.lookups
         followUp()
         #expect(service.askedThumbnails.withLock { $0 } == asked, "the thumbnails made ahead tell nothing")
+        #expect(service.responses.lookups == counted, "nor are they lookups (/metrics): no client asked for them")
         #expect(service.thumbnailPlanes.usage.count == 2)
         #expect(service.responses.usage.count == kept + IIIFService.foreseenThumbnails)
         for size in sizes.dropFirst() {
@@ -259,6 +261,8 @@ import Testing
                                "/iiif/other/full/\(size)/0/default.jpg")
             #expect(found.body == rendered.body, "\(size): the bytes its request renders")
         }
+        #expect(service.responses.lookups.hits == counted.hits + IIIFService.foreseenThumbnails,
+                "each request for a size made ahead is a hit")
         #expect(get(service, "/iiif/other/full/90,/0/default.jpg").status == 200)
         #expect(service.responses.usage.count == kept + IIIFService.foreseenThumbnails + 1,
                 "the oldest size was not made")

@@ -45,12 +45,12 @@ public final class SharedCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// How callers were answered since the start.
     public var lookups: CacheLookups { state.withLock(\.lookups) }
 
-    /// The value held for `key`, counted as a hit, or nil (neither waiting nor making, nor counted): for a caller
-    /// that must not wait, and asks `value` elsewhere on a miss.
-    public func heldValue(for key: Key) -> Value? {
+    /// The value held for `key`, counted as a hit unless not `counted`, or nil (neither waiting nor making, nor
+    /// counted): for a caller that must not wait, and asks `value` elsewhere on a miss.
+    public func heldValue(for key: Key, counted: Bool = true) -> Value? {
         state.withLock { state in
             guard let held = state.values.use(key) else { return nil }
-            state.lookups.hits += 1
+            if counted { state.lookups.hits += 1 }
             return held
         }
     }
@@ -61,18 +61,20 @@ public final class SharedCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         state.withLock { $0.values.peek(key) != nil || $0.flights[key] != nil }
     }
 
-    /// The value for `key`: held, or being made by another caller (waited for), or made by `make` now and kept.
-    public func value(for key: Key, make: () throws -> Value) throws -> Value {
+    /// The value for `key`: held, or being made by another caller (waited for), or made by `make` now and kept;
+    /// counted in `lookups` unless not `counted` (a value made ahead of its use, which no caller asked for yet).
+    public func value(for key: Key, counted: Bool = true, make: () throws -> Value) throws -> Value {
+        let step = counted ? 1 : 0
         let role: Role = state.withLock { state in
             if let held = state.values.use(key) {
-                state.lookups.hits += 1
+                state.lookups.hits += step
                 return .held(held)
             }
             if let flight = state.flights[key] {
-                state.lookups.coalesced += 1
+                state.lookups.coalesced += step
                 return .waiter(flight)
             }
-            state.lookups.misses += 1
+            state.lookups.misses += step
             let flight = Flight()
             state.flights[key] = flight
             return .maker(flight)

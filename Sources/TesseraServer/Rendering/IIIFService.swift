@@ -408,12 +408,14 @@ public final class IIIFService: Sendable {
             // preview) and the request in its canonical form, whatever the host or the spelling asked with.
             let imageKey = responseKey(of: image, readFrom: source)
             let key = imageKey + "\n" + canonicalPath
-            if let held = responses.heldResponse(for: key) { return (held.bytes, held.mediaType) }
+            if let held = responses.heldResponse(for: key, madeAhead: foreseen) { return (held.bytes, held.mediaType) }
             // A stored tile cut, relabelled or stretched in its coefficients decodes no pixels: made here, on the
             // polling thread, rather than after a hop to a worker that would cost more than the edit.
             if !wholeTile, let made = try storedTile(for: resolved, in: image) {
-                return (try responses.response(for: key) { ResponseCache.Response(bytes: made, mediaType: "image/jpeg") }
-                    .bytes, "image/jpeg")
+                let kept = try responses.response(for: key, madeAhead: foreseen) {
+                    ResponseCache.Response(bytes: made, mediaType: "image/jpeg")
+                }
+                return (kept.bytes, "image/jpeg")
             }
             // So is a render to at most a tile's pixels that decodes at most a stored tile's: from one stored tile
             // (a thumbnail from the smallest level, a tile further off its size) or across a few of a local
@@ -447,7 +449,7 @@ public final class IIIFService: Sendable {
                 plan = try planned()
             }
             defer { reservation?.release() }
-            let rendered = try responses.response(for: key) {
+            let rendered = try responses.response(for: key, madeAhead: foreseen) {
                 func render() throws -> (bytes: [UInt8], mediaType: String) {
                     try IIIFRenderer.render(plan, quality: configuration.jpegQuality,
                                             entropyIndexFolder: configuration.cache?.folder, tileCache: decodedTiles,

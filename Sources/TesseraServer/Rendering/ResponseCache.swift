@@ -37,12 +37,17 @@ public final class ResponseCache: Sendable {
     /// How requests were answered since the start.
     public var lookups: CacheLookups { cache.lookups }
 
-    /// The response held for `key`, if there is one: what a polling thread may answer with, without waiting.
-    public func heldResponse(for key: String) -> Response? { cache.heldValue(for: key) }
+    /// The response held for `key`, if there is one: what a polling thread may answer with, without waiting. Not
+    /// counted in `lookups` when `madeAhead` (no client asked for it).
+    public func heldResponse(for key: String, madeAhead: Bool = false) -> Response? {
+        cache.heldValue(for: key, counted: !madeAhead)
+    }
 
     /// The response for `key`: held, or being rendered by another request (waited for), or rendered by `render`
-    /// now and kept. An error from `render` reaches every request waiting for it and is not kept.
-    public func response(for key: String, render: () throws -> Response) throws -> Response {
-        try cache.value(for: key, make: render)
+    /// now and kept. An error from `render` reaches every request waiting for it and is not kept. Not counted in
+    /// `lookups` when `madeAhead`: a render made in idle time before a client asks for it (whose request then
+    /// counts as a hit).
+    public func response(for key: String, madeAhead: Bool = false, render: () throws -> Response) throws -> Response {
+        try cache.value(for: key, counted: !madeAhead, make: render)
     }
 }
