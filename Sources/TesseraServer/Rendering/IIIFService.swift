@@ -137,9 +137,9 @@ public final class IIIFService: Sendable {
     /// `answer`'s response, made on the calling thread.
     public func handle(_ request: HTTPRequest) -> HTTPResponse { answer(request).response }
 
-    /// `request`'s response, made on `place`; `foreseen` when no client asked for it (idle-time work made ahead),
-    /// which then tells nothing of what viewers ask (`noteSizeForm`, `noteThumbnail`).
-    private func route(_ request: HTTPRequest, _ place: HandlerPlace, foreseen: Bool = false) throws(NeedsWorker)
+    /// `request`'s response, made on `place`; `madeAhead` when no client asked for it (idle-time work, `makeAhead`),
+    /// which then tells nothing of what viewers ask (`noteSizeForm`, `noteThumbnail`) and counts in no lookup.
+    private func route(_ request: HTTPRequest, _ place: HandlerPlace, madeAhead: Bool = false) throws(NeedsWorker)
         -> HTTPResponse {
         if request.method == "OPTIONS" {
             return HTTPResponse(status: 204, headers: [("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS"),
@@ -165,7 +165,7 @@ public final class IIIFService: Sendable {
                 return try info(path: path, id: base, encodedIdentifier: encodedIdentifier, request: request, place)
             case 5:
                 return try image(path: path, encodedIdentifier: encodedIdentifier, base: base, segments: Array(segments[1...]),
-                                 request: request, place, foreseen: foreseen)
+                                 request: request, place, madeAhead: madeAhead)
             default:
                 throw IIIFError.badRequest("expected {identifier}/{region}/{size}/{rotation}/{quality}.{format}")
             }
@@ -337,7 +337,7 @@ public final class IIIFService: Sendable {
     /// kept where the request finds it, or left to the request when it needs a worker or fails.
     private func makeAhead(_ path: String) {
         let request = HTTPRequest(method: "GET", path: configuration.prefix + "/" + path)
-        _ = try? route(request, .pollingThread, foreseen: true)
+        _ = try? route(request, .pollingThread, madeAhead: true)
     }
 
     /// Notes that `segments` (after the image) ask for a thumbnail, for `thumbnailPlanesFollowUp`: kept at the end of
@@ -370,20 +370,17 @@ public final class IIIFService: Sendable {
     }
 
     private func image(path: String, encodedIdentifier: String, base: String, segments: [String], request: HTTPRequest,
-                       _ place: HandlerPlace, foreseen: Bool) throws -> HTTPResponse {
+                       _ place: HandlerPlace, madeAhead: Bool) throws -> HTTPResponse {
         let parsed = try IIIFRequest(region: segments[0], size: segments[1], rotation: segments[2],
                                      qualityAndFormat: segments[3])
         guard IIIFRenderer.knownFormats.contains(parsed.format) else {
             throw IIIFError.badRequest("unknown format '\(parsed.format)'")
         }
-        if !foreseen { noteSizeForm(of: parsed) }
+        if !madeAhead { noteSizeForm(of: parsed) }
         var image = try images.open(path, place)
         let size = image.source.properties.size
         let resolved = try parsed.resolve(for: size, limits: configuration.limits)
         let reduction = IIIFRenderer.reduction(for: resolved)
-        if !foreseen, case .full = parsed.region, resolved.size.area <= tileSize(of: image) * tileSize(of: image) {
-            noteThumbnail(segments)
-        }
         if let cache = configuration.cache, !image.current.isCachedPyramid, image.tiles == nil {
             // A plain JPEG's first requests wait for its entropy index (one pass, built first), then read through
             // it; coarse ones wait for the preview pyramid too, when one is being built.
@@ -394,6 +391,8 @@ public final class IIIFService: Sendable {
                 image = try images.open(path, place)
             }
         }
+        let tileArea = tileSize(of: image) * tileSize(of: image)
+        if !madeAhead, case .full = parsed.region, resolved.size.area <= tileArea { noteThumbnail(segments) }
         let maxSize = IIIFRequest.maxSize(of: resolved.region.size, limits: configuration.limits, upscale: false)
         let canonicalPath = resolved.canonicalPath(imageSize: size, maxSize: maxSize)
         let canonical = base + "/" + canonicalPath
@@ -408,11 +407,11 @@ public final class IIIFService: Sendable {
             // preview) and the request in its canonical form, whatever the host or the spelling asked with.
             let imageKey = responseKey(of: image, readFrom: source)
             let key = imageKey + "\n" + canonicalPath
-            if let held = responses.heldResponse(for: key, madeAhead: foreseen) { return (held.bytes, held.mediaType) }
+            if let held = responses.heldResponse(for: key, madeAhead: madeAhead) { return (held.bytes, held.mediaType) }
             // A stored tile cut, relabelled or stretched in its coefficients decodes no pixels: made here, on the
             // polling thread, rather than after a hop to a worker that would cost more than the edit.
             if !wholeTile, let made = try storedTile(for: resolved, in: image) {
-                let kept = try responses.response(for: key, madeAhead: foreseen) {
+                let kept = try responses.response(for: key, madeAhead: madeAhead) {
                     ResponseCache.Response(bytes: made, mediaType: "image/jpeg")
                 }
                 return (kept.bytes, "image/jpeg")
@@ -429,7 +428,6 @@ public final class IIIFService: Sendable {
             let heldPlanes = tileSource.flatMap { tile -> (() throws -> JPEGPlanes?)? in
                 tile.isWholeLevel ? { try self.wholeLevelPlanes(of: tile, imageKey: imageKey) } : nil
             }
-            let tileArea = tileSize(of: image) * tileSize(of: image)
             func planned() throws -> IIIFRenderer.Plan {
                 try oneTile
                     ?? IIIFRenderer.plan(resolved, from: source, reducedBy: preview == nil ? 1 : PyramidCache.previewFactor,
@@ -449,7 +447,7 @@ public final class IIIFService: Sendable {
                 plan = try planned()
             }
             defer { reservation?.release() }
-            let rendered = try responses.response(for: key, madeAhead: foreseen) {
+            let rendered = try responses.response(for: key, madeAhead: madeAhead) {
                 func render() throws -> (bytes: [UInt8], mediaType: String) {
                     try IIIFRenderer.render(plan, quality: configuration.jpegQuality,
                                             entropyIndexFolder: configuration.cache?.folder, tileCache: decodedTiles,
