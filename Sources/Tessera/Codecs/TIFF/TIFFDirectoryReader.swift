@@ -45,17 +45,16 @@ struct TIFFDirectoryReader {
 
         /// The first `count` values (all of them when nil) of an unsigned integer field; nil without the field,
         /// with fewer values, another type, or values that cannot be read.
-        func integers(_ tag: Int32, count: Int? = nil) -> [UInt64]? {
+        func integers(_ tag: Int32, count: Int? = nil) -> [UInt64]? { storedIntegers(tag, count: count).map(Array.init) }
+
+        /// `integers`, kept as the file stores them and each read when asked for: a level's tile offsets and byte
+        /// counts are thousands of values, of which a viewer's requests read a few.
+        func storedIntegers(_ tag: Int32, count: Int? = nil) -> Integers? {
             guard let entry = entry(tag), let size = Self.integerSize(entry.type) else { return nil }
             let wanted = count ?? self.count(of: tag) ?? -1
             guard wanted >= 0, UInt64(wanted) <= entry.count,
                   let bytes = values(of: entry, size: size, count: wanted) else { return nil }
-            return switch size {
-            case 1: bytes.map(UInt64.init)
-            case 2: reader.unsigned(bytes, as: UInt16.self)
-            case 4: reader.unsigned(bytes, as: UInt32.self)
-            default: reader.unsigned(bytes, as: UInt64.self)
-            }
+            return Integers(bytes: bytes, size: size, isBigEndian: reader.isBigEndian)
         }
 
         /// The bytes of a field of 8-bit values (BYTE, ASCII, SBYTE or UNDEFINED: JPEGTables), or nil.
@@ -104,10 +103,25 @@ struct TIFFDirectoryReader {
         }
     }
 
+    /// Unsigned integers as a field stores them: `size` bytes each (1, 2, 4 or 8), in the file's byte order.
+    struct Integers: RandomAccessCollection, Sendable {
+        /// The values' bytes as stored.
+        let bytes: [UInt8]
+        fileprivate let size: Int
+        fileprivate let isBigEndian: Bool
+
+        var startIndex: Int { 0 }
+        var endIndex: Int { bytes.count / size }
+
+        subscript(index: Int) -> UInt64 {
+            TIFFDirectoryReader.unsigned(bytes, at: index * size, size: size, bigEndian: isBigEndian)
+        }
+    }
+
     private let read: Read
     /// The file's size in bytes.
     private let byteCount: Int
-    private let isBigEndian: Bool
+    fileprivate let isBigEndian: Bool
     /// BigTIFF: 8-byte counts and offsets, 20-byte entries.
     fileprivate let isBig: Bool
     /// The size of an entry's count and value field, and of a directory's next offset, in bytes.
@@ -194,18 +208,7 @@ struct TIFFDirectoryReader {
         Self.unsigned(bytes, at: at, size: size, bigEndian: isBigEndian)
     }
 
-    /// Every value of `bytes`, read as `T`s in the file's byte order.
-    fileprivate func unsigned<T: FixedWidthInteger & UnsignedInteger>(_ bytes: [UInt8], as: T.Type) -> [UInt64] {
-        let size = MemoryLayout<T>.size, isBigEndian = isBigEndian
-        return bytes.withUnsafeBytes { raw in
-            (0..<bytes.count / size).map { index in
-                let value = raw.loadUnaligned(fromByteOffset: index * size, as: T.self)
-                return UInt64(isBigEndian ? T(bigEndian: value) : T(littleEndian: value))
-            }
-        }
-    }
-
-    private static func unsigned(_ bytes: [UInt8], at: Int, size: Int, bigEndian: Bool) -> UInt64 {
+    fileprivate static func unsigned(_ bytes: [UInt8], at: Int, size: Int, bigEndian: Bool) -> UInt64 {
         var value: UInt64 = 0
         for byte in 0..<size {
             value |= UInt64(bytes[at + byte]) << (8 * UInt64(bigEndian ? size - 1 - byte : byte))

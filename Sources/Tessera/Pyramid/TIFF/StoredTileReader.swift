@@ -3,7 +3,8 @@ import Foundation
 
 /// Reads a pyramidal TIFF's JPEG tiles as they are stored, each as a complete JPEG file (the shared JPEGTables
 /// spliced in where the TIFF keeps them apart), so a server can send a tile without decoding and re-encoding it.
-/// Every tile's place in the file is read once, up front; a tile is then one positioned read, from any thread.
+/// Every tile's place in the file is read once, up front (kept as stored, each read when its tile is); a tile is then
+/// one positioned read, from any thread.
 public final class StoredTileReader: Sendable {
     /// One level whose tiles are stored as JPEG.
     struct Level: Sendable {
@@ -11,8 +12,8 @@ public final class StoredTileReader: Sendable {
         let scale: Int
         let size: Size
         let columns: Int
-        let offsets: [UInt64]
-        let byteCounts: [UInt64]
+        let offsets: TIFFDirectoryReader.Integers
+        let byteCounts: TIFFDirectoryReader.Integers
         /// The shared tables, without their end-of-image marker; empty when every tile carries its own.
         let tables: [UInt8]
     }
@@ -22,7 +23,9 @@ public final class StoredTileReader: Sendable {
     let levels: [Level]
 
     /// The memory the tiles' offsets, byte counts and shared tables hold, in bytes.
-    public var indexByteCount: Int { levels.reduce(0) { $0 + 16 * $1.offsets.count + $1.tables.count } }
+    public var indexByteCount: Int {
+        levels.reduce(0) { $0 + $1.offsets.bytes.count + $1.byteCounts.bytes.count + $1.tables.count }
+    }
     private let input: ImageInput
     private let descriptor: Int32
 
@@ -54,8 +57,8 @@ public final class StoredTileReader: Sendable {
             let rows = (level.size.height + side - 1) / side
             // A claimed size's tiles may be more than an Int counts; the reader refuses more than the budget holds.
             let (tiles, overflow) = columns.multipliedReportingOverflow(by: rows)
-            guard !overflow, let offsets = fields.integers(TIFFTAG_TILEOFFSETS, count: tiles),
-                  let byteCounts = fields.integers(TIFFTAG_TILEBYTECOUNTS, count: tiles) else { return }
+            guard !overflow, let offsets = fields.storedIntegers(TIFFTAG_TILEOFFSETS, count: tiles),
+                  let byteCounts = fields.storedIntegers(TIFFTAG_TILEBYTECOUNTS, count: tiles) else { return }
             // The shared tables, less their end-of-image marker.
             let tables = fields.bytes(TIFFTAG_JPEGTABLES).map { $0.count > 4 ? Array($0.dropLast(2)) : [] } ?? []
             found.append((Level(scale: scale, size: level.size, columns: columns, offsets: offsets,
