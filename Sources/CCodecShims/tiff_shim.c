@@ -189,9 +189,6 @@ void tessera_tiff_clear_message(tessera_tiff *state) { state->message[0] = 0; }
 
 int tessera_tiff_get_u16(TIFF *tiff, uint32_t tag, uint16_t *value) { return TIFFGetField(tiff, tag, value); }
 int tessera_tiff_get_u32(TIFF *tiff, uint32_t tag, uint32_t *value) { return TIFFGetField(tiff, tag, value); }
-int tessera_tiff_get_u16_defaulted(TIFF *tiff, uint32_t tag, uint16_t *value) {
-    return TIFFGetFieldDefaulted(tiff, tag, value);
-}
 int tessera_tiff_get_extra_samples(TIFF *tiff, uint16_t *count, const uint16_t **types) {
     return TIFFGetFieldDefaulted(tiff, TIFFTAG_EXTRASAMPLES, count, types);
 }

@@ -129,7 +129,7 @@ private func buildTIFF(format: TileFormat, pixelFormat: PixelFormat = .rgb8, lev
         let input = ImageInput.bytes(bytes, name: "pyramid.tif")
         let file = try TIFFFile(reading: input, budget: .default)
         var index = StoredTileReader.Index()
-        let pyramid = TIFFPyramid(file, full: plan.levels[0].size) { index.visit($0, fields: $1) }
+        let pyramid = TIFFPyramid(file.directories, full: plan.levels[0].size) { index.visit($0, fields: $1) }
         #expect(pyramid.levels.map(\.size) == plan.levels.map(\.size))
         let tiles = try #require(StoredTileReader(input: input, index: index, pyramid: pyramid))
         #expect(tiles.levels.map(\.size) == plan.levels.map(\.size))

@@ -232,8 +232,6 @@ void tessera_tiff_clear_message(tessera_tiff *tiff);
 
 int tessera_tiff_get_u16(TIFF *tiff, uint32_t tag, uint16_t *value);
 int tessera_tiff_get_u32(TIFF *tiff, uint32_t tag, uint32_t *value);
-/// TIFFGetFieldDefaulted for 16-bit tags.
-int tessera_tiff_get_u16_defaulted(TIFF *tiff, uint32_t tag, uint16_t *value);
 int tessera_tiff_get_extra_samples(TIFF *tiff, uint16_t *count, const uint16_t **types);
 int tessera_tiff_get_colormap(TIFF *tiff, const uint16_t **red, const uint16_t **green, const uint16_t **blue);
 /// Whether the directory has an ICC profile (tag 34675).

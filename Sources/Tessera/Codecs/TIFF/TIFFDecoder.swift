@@ -30,20 +30,44 @@ final class TIFFDecoder: ImageDecoder, TiledRowDecoder {
     }
 
     /// The properties and, for a pyramid of JPEG tiles, the stored tiles' index (`StoredTileReader`), from one
-    /// opening of the file and one walk of its directories.
+    /// walk of the file's directories read from its bytes (`TIFFDirectoryReader`), without libtiff: opening the
+    /// file through libtiff read its first directory whole, a fifth of a new pyramid's info.json, and a decode
+    /// opens the file through libtiff anyway.
     static func open(_ input: ImageInput, budget: MemoryBudget) throws
         -> (properties: ImageProperties, shared: (any SharedDecoderState)?) {
-        let file = try TIFFFile(reading: input, budget: budget)
-        let pageCount = file.directories?.pageCount ?? 1
-        let layout = try TIFFLayout(file), hasICCProfile = file.hasICCProfile
+        try CodecLibrary.tiff.require()
+        let name = input.name, limit = budget.limit
+        // The file read (whose failure, if a read failed, is the error), its directories and its size in bytes.
+        let file: (any RandomAccessFile)?, directories: TIFFDirectoryReader?, byteCount: Int
+        switch input {
+        case let .file(path):
+            let opened = try BlockCachedFile(path: path)
+            (file, directories, byteCount) = (opened, TIFFDirectoryReader(file: opened, maxValueBytes: limit), opened.byteCount)
+        case let .remote(remote):
+            (file, directories, byteCount) = (remote, TIFFDirectoryReader(file: remote, maxValueBytes: limit), remote.byteCount)
+        case let .bytes(bytes, _):
+            (file, directories, byteCount) = (nil, TIFFDirectoryReader(bytes: bytes, maxValueBytes: limit), bytes.count)
+        }
+        guard let directories else {
+            if let failure = file?.failure { throw failure }
+            throw byteCount < 8 ? TesseraError.truncated(path: name, detail: "in the TIFF header")
+                : TesseraError.corrupt(path: name, detail: "not a TIFF file (its header is not TIFF's)")
+        }
+        guard let first = directories.directory(at: directories.firstOffset) else {
+            if let failure = file?.failure { throw failure }
+            throw directories.firstOffset >= UInt64(byteCount)
+                ? TesseraError.truncated(path: name, detail: "the first TIFF directory is past the end of the file")
+                : TesseraError.corrupt(path: name, detail: "the first TIFF directory cannot be read")
+        }
+        let layout = try TIFFLayout(first, name: name)
         var index = StoredTileReader.Index()
-        let pyramid = TIFFPyramid(file, full: layout.size) { index.visit($0, fields: $1) }
+        let pyramid = TIFFPyramid(directories, full: layout.size) { index.visit($0, fields: $1) }
         let properties = ImageProperties(format: .tiff, width: layout.width, height: layout.height,
                                          channels: layout.samplesPerPixel, bitDepth: layout.bitsPerSample,
                                          colorModel: layout.colorModel, hasAlpha: layout.alphaSample != nil,
-                                         orientation: layout.orientation, hasICCProfile: hasICCProfile,
-                                         pageCount: max(1, pageCount), levels: pyramid.levels.map(\.size),
-                                         fileSize: file.byteCount)
+                                         orientation: layout.orientation, hasICCProfile: first.hasICCProfile,
+                                         pageCount: max(1, directories.pageCount), levels: pyramid.levels.map(\.size),
+                                         fileSize: byteCount)
         return (properties, StoredTileReader(input: input, index: index, pyramid: pyramid))
     }
 
@@ -70,7 +94,7 @@ final class TIFFDecoder: ImageDecoder, TiledRowDecoder {
         if request.scale == 1 {
             try file.selectPage(request.page)
         } else {
-            let pyramid = TIFFPyramid(file, full: properties.size)
+            let pyramid = TIFFPyramid(file.directories, full: properties.size)
             guard request.page == 0, let level = pyramid.levels.first(where: {
                 TIFFPyramid.matches($0.size, full: properties.size, factor: request.scale)
             }) else {

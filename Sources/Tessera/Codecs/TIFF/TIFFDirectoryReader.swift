@@ -1,9 +1,10 @@
 /// Reads TIFF image file directories (IFDs) from the file's bytes, classic TIFF or BigTIFF, in either byte order:
-/// the number of pages, and the fields a walk of a pyramid's levels (`TIFFPyramid`) and the index of their JPEG
-/// tiles (`StoredTileReader.Index`) need. libtiff reads a directory whole and sorts its table of known fields twice
-/// doing so (once for the directory, once for its codec's): about 100,000 instructions a directory, half of what a
-/// six-level pyramid's first info.json cost. Pixels, and every field a decode needs, are still read by libtiff
-/// (`TIFFFile`, `TIFFLayout`); this reads no more than a directory's entries and the values asked of it.
+/// the number of pages, and the fields an image's properties (its first directory's `TIFFLayout`), a walk of a
+/// pyramid's levels (`TIFFPyramid`) and the index of their JPEG tiles (`StoredTileReader.Index`) need. libtiff
+/// reads a directory whole and sorts its table of known fields twice doing so (once for the directory, once for its
+/// codec's): about 100,000 instructions a directory, half of what a six-level pyramid's first info.json cost.
+/// Pixels, and every field a decode needs, are still read by libtiff (`TIFFFile`); this reads no more than a
+/// directory's entries and the values asked of it.
 ///
 /// Anything that does not parse (a header not TIFF's, a directory or values past the file's end, a count of
 /// values larger than `maxValueBytes` allows, a failed read) is nil, never an error: a walk ends at the directory
@@ -163,6 +164,22 @@ struct TIFFDirectoryReader {
             firstOffset = unsigned(at: 8, size: 8)
         default:
             return nil
+        }
+    }
+
+    /// A reader of `file`'s directories (which it keeps open), or nil when its header is not TIFF's.
+    init?(file: any RandomAccessFile, maxValueBytes: Int) {
+        self.init(byteCount: file.byteCount, maxValueBytes: maxValueBytes) { offset, count in
+            try [UInt8](unsafeUninitializedCapacity: count) { buffer, got in
+                got = try file.read(into: UnsafeMutableRawBufferPointer(buffer), at: Int(offset), readAhead: 0)
+            }
+        }
+    }
+
+    /// A reader of the directories of the TIFF that `bytes` are, or nil when their header is not TIFF's.
+    init?(bytes: [UInt8], maxValueBytes: Int) {
+        self.init(byteCount: bytes.count, maxValueBytes: maxValueBytes) { offset, count in
+            Array(bytes[Int(offset)..<Int(offset) + count])
         }
     }
 

@@ -3,7 +3,7 @@ import CTIFF
 
 /// An open libtiff handle whose errors are captured per handle (see `tiff_shim.c`), so that every failure
 /// becomes a `TesseraError` carrying libtiff's own message and the file's name.
-final class TIFFFile {
+final class TIFFFile: TIFFLayoutFields {
     /// The path or name used in error messages.
     let name: String
     /// The file's size in bytes (0 when writing), to tell truncated data from corrupt data.
@@ -54,10 +54,8 @@ final class TIFFFile {
             let state = bytes.withUnsafeBufferPointer {
                 tessera_tiff_open_memory($0.baseAddress, $0.count, name, Int64(budget.limit))
             }
-            let directories = TIFFDirectoryReader(byteCount: bytes.count, maxValueBytes: budget.limit) { offset, count in
-                Array(bytes[Int(offset)..<Int(offset) + count])
-            }
-            try self.init(state: state, name: name, byteCount: bytes.count, writing: false, directories: directories)
+            try self.init(state: state, name: name, byteCount: bytes.count, writing: false,
+                          directories: TIFFDirectoryReader(bytes: bytes, maxValueBytes: budget.limit))
         }
     }
 
@@ -67,13 +65,8 @@ final class TIFFFile {
         let state = tessera_tiff_open_client(Unmanaged.passUnretained(cursor).toOpaque(), ReadCursor.readCallback,
                                              ReadCursor.seekCallback, ReadCursor.sizeCallback, name, mode,
                                              Int64(budget.limit))
-        let directories = TIFFDirectoryReader(byteCount: file.byteCount, maxValueBytes: budget.limit) { offset, count in
-            var bytes = [UInt8](repeating: 0, count: count)
-            let got = try bytes.withUnsafeMutableBytes { try file.read(into: $0, at: Int(offset), readAhead: 0) }
-            return Array(bytes[..<got])
-        }
         try self.init(state: state, name: name, byteCount: file.byteCount, writing: false, cursor: cursor,
-                      directories: directories)
+                      directories: TIFFDirectoryReader(file: file, maxValueBytes: budget.limit))
     }
 
     /// Opens `descriptor` for writing (libtiff closes it); `bigTIFF` selects 64-bit offsets.
@@ -139,12 +132,6 @@ final class TIFFFile {
         return tessera_tiff_get_u32(handle, UInt32(tag), &value) != 0 ? value : nil
     }
 
-    /// A 16-bit field, or libtiff's default for it when the file leaves it out.
-    func u16Defaulted(_ tag: Int32) -> UInt16? {
-        var value: UInt16 = 0
-        return tessera_tiff_get_u16_defaulted(handle, UInt32(tag), &value) != 0 ? value : nil
-    }
-
     /// The ExtraSamples types (0 unspecified, 1 associated alpha, 2 unassociated alpha).
     func extraSamples() -> [UInt16] {
         var count: UInt16 = 0
@@ -164,6 +151,9 @@ final class TIFFFile {
 
     /// Whether the current directory has an ICC profile (tag 34675).
     var hasICCProfile: Bool { tessera_tiff_has_icc_profile(handle) != 0 }
+
+    /// Whether the current directory's pixels are stored in tiles rather than strips.
+    var isTiled: Bool { TIFFIsTiled(handle) != 0 }
 
     /// Sets a 16-bit field or a pseudo-tag (such as JPEGCOLORMODE) taking an integer.
     func set(_ tag: Int32, _ value: Int) throws {

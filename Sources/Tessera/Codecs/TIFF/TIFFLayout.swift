@@ -1,7 +1,23 @@
 import CTIFF
 
-/// How the current directory of a TIFF stores its pixels, read from its tags and validated: every size here
-/// is positive and small enough that products of them are checked before use.
+/// The fields of one TIFF directory that its layout (`TIFFLayout`) is read from: libtiff's current directory
+/// (`TIFFFile`), or a directory read from the file's bytes (`TIFFDirectoryReader.Fields`) when only the image's
+/// properties are asked for. A field the directory leaves out is nil; the layout applies libtiff's defaults.
+protocol TIFFLayoutFields {
+    /// The first value of a 16-bit field.
+    func u16(_ tag: Int32) -> UInt16?
+    /// The first value of a 32-bit (or 16-bit) field.
+    func u32(_ tag: Int32) -> UInt32?
+    /// The ExtraSamples types (0 unspecified, 1 associated alpha, 2 unassociated alpha).
+    func extraSamples() -> [UInt16]
+    /// Whether pixels are stored in tiles rather than strips.
+    var isTiled: Bool { get }
+    /// Whether the directory has an ICC profile (tag 34675).
+    var hasICCProfile: Bool { get }
+}
+
+/// How a directory of a TIFF stores its pixels, read from its tags and validated: every size here is positive
+/// and small enough that products of them are checked before use.
 struct TIFFLayout {
     /// How samples map to colour, from the Photometric tag.
     enum Photometric {
@@ -27,17 +43,19 @@ struct TIFFLayout {
     var orientation: Int
 
     /// Reads the layout of `file`'s current directory.
-    init(_ file: TIFFFile) throws {
-        let name = file.name
+    init(_ file: TIFFFile) throws { try self.init(file, name: file.name) }
+
+    /// Reads the layout of the directory `file` holds the fields of, of the TIFF named `name` (in errors).
+    init(_ file: some TIFFLayoutFields, name: String) throws {
         guard let width = file.u32(TIFFTAG_IMAGEWIDTH), let height = file.u32(TIFFTAG_IMAGELENGTH),
               width > 0, height > 0 else {
             throw TesseraError.corrupt(path: name, detail: "the TIFF directory has no image size")
         }
         self.width = Int(width)
         self.height = Int(height)
-        samplesPerPixel = Int(file.u16Defaulted(TIFFTAG_SAMPLESPERPIXEL) ?? 1)
-        bitsPerSample = Int(file.u16Defaulted(TIFFTAG_BITSPERSAMPLE) ?? 1)
-        let sampleFormat = Int(file.u16Defaulted(TIFFTAG_SAMPLEFORMAT) ?? 1)
+        samplesPerPixel = Int(file.u16(TIFFTAG_SAMPLESPERPIXEL) ?? 1)
+        bitsPerSample = Int(file.u16(TIFFTAG_BITSPERSAMPLE) ?? 1)
+        let sampleFormat = Int(file.u16(TIFFTAG_SAMPLEFORMAT) ?? 1)
         guard sampleFormat == SAMPLEFORMAT_UINT else {
             throw TesseraError.unsupported(path: name, feature: "TIFF samples that are not unsigned integers"
                                            + " (SampleFormat \(sampleFormat))")
@@ -83,9 +101,9 @@ struct TIFFLayout {
             alphaSample = nil
             premultiplied = false
         }
-        compression = Int(file.u16Defaulted(TIFFTAG_COMPRESSION) ?? UInt16(COMPRESSION_NONE))
-        planarSeparate = Int32(file.u16Defaulted(TIFFTAG_PLANARCONFIG) ?? 1) == PLANARCONFIG_SEPARATE
-        isTiled = TIFFIsTiled(file.handle) != 0
+        compression = Int(file.u16(TIFFTAG_COMPRESSION) ?? UInt16(COMPRESSION_NONE))
+        planarSeparate = Int32(file.u16(TIFFTAG_PLANARCONFIG) ?? 1) == PLANARCONFIG_SEPARATE
+        isTiled = file.isTiled
         if isTiled {
             guard let tileWidth = file.u32(TIFFTAG_TILEWIDTH), let tileHeight = file.u32(TIFFTAG_TILELENGTH),
                   tileWidth > 0, tileHeight > 0 else {
@@ -126,4 +144,17 @@ struct TIFFLayout {
         case .rgb, .ycbcr, .cmyk: return PixelFormat(alpha ? .rgba : .rgb, bitDepth: depth)
         }
     }
+}
+
+extension TIFFDirectoryReader.Fields: TIFFLayoutFields {
+    func u16(_ tag: Int32) -> UInt16? { integer(tag).flatMap { UInt16(exactly: $0) } }
+
+    func u32(_ tag: Int32) -> UInt32? { integer(tag).flatMap { UInt32(exactly: $0) } }
+
+    func extraSamples() -> [UInt16] { integers(TIFFTAG_EXTRASAMPLES)?.compactMap { UInt16(exactly: $0) } ?? [] }
+
+    /// Tiled when the directory gives a tile's width or height, as libtiff decides.
+    var isTiled: Bool { count(of: TIFFTAG_TILEWIDTH) != nil || count(of: TIFFTAG_TILELENGTH) != nil }
+
+    var hasICCProfile: Bool { count(of: TIFFTAG_ICCPROFILE) ?? 0 > 0 }
 }

@@ -23,19 +23,21 @@ struct TIFFPyramid {
     /// corrupt directory chain can cause.
     private static let maximumLevels = 33
 
-    /// Scans `file`'s directories from page 0, of `full` pixels (its `TIFFLayout`'s size, which every caller has
-    /// read), from their bytes (`TIFFDirectoryReader`): libtiff's current directory is left as it was. A reduced
+    /// Scans a TIFF's `directories` from page 0, of `full` pixels (its `TIFFLayout`'s size, which every caller has
+    /// read), from their bytes: a libtiff handle's current directory is left as it was. A reduced
     /// level that cannot be read ends the scan rather than failing it: page 0 stays readable whatever follows it.
     /// `visit` is called with each level and its directory's fields (page 0 first, then the reductions in the order
     /// the file holds them), so that a reader of the levels' fields (`StoredTileReader.Index`) needs no walk of its
     /// own.
-    init(_ file: TIFFFile, full: Size, visit: (Level, TIFFDirectoryReader.Fields) -> Void = { _, _ in }) {
-        levels = Self.walk(file, full: full, visit: visit)
+    init(_ directories: TIFFDirectoryReader?, full: Size,
+         visit: (Level, TIFFDirectoryReader.Fields) -> Void = { _, _ in }) {
+        levels = Self.walk(directories, full: full, visit: visit)
     }
 
-    private static func walk(_ file: TIFFFile, full: Size, visit: (Level, TIFFDirectoryReader.Fields) -> Void) -> [Level] {
+    private static func walk(_ reader: TIFFDirectoryReader?, full: Size, visit: (Level, TIFFDirectoryReader.Fields) -> Void)
+        -> [Level] {
         var levels = [Level(size: full, location: .page(0))]
-        guard let reader = file.directories, let first = reader.directory(at: reader.firstOffset) else { return levels }
+        guard let reader, let first = reader.directory(at: reader.firstOffset) else { return levels }
         visit(levels[0], first)
         let subIFDs = first.integers(TIFFTAG_SUBIFD, count: min(first.count(of: TIFFTAG_SUBIFD) ?? 0, maximumLevels))
         if let subIFDs, !subIFDs.isEmpty {
