@@ -238,6 +238,30 @@ extension TIFFTests {
         #expect(try ImageSource(path: "\(folder)/cmyk_raw.tif").properties.colorModel == .cmyk)
     }
 
+    /// A TIFF's properties are read from its first directory's bytes (`TIFFDirectoryReader`), its pixels through
+    /// libtiff: both read the same layout of every variant Pillow writes (strips and compressions, alpha, gray,
+    /// bilevel, palette, CMYK, 16-bit), and its ICC profile and orientation.
+    @Test(TestImages.needsPillow) func theLayoutReadFromTheBytesIsLibtiffs() throws {
+        let folder = try Self.pillowFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for name in Self.pillowVariants.map(\.name) + ["pages"] {
+            let path = "\(folder)/\(name).tif"
+            let file = try TIFFFile(reading: .file(path: path), budget: .default)
+            let directories = try #require(file.directories)
+            let first = try #require(directories.directory(at: directories.firstOffset))
+            var fromBytes = try TIFFLayout(first, name: path)
+            let fromLibtiff = try TIFFLayout(file)
+            // libtiff reads one uncompressed strip as strips of about 8 KiB (its strip chopping), which only its
+            // decode reads.
+            if !fromBytes.isTiled, fromBytes.compression == 1, fromBytes.blockHeight == fromBytes.height {
+                #expect(fromLibtiff.blockHeight <= fromBytes.blockHeight, "\(name)")
+                fromBytes.blockHeight = fromLibtiff.blockHeight
+            }
+            #expect(fromBytes == fromLibtiff, "\(name)")
+            #expect(first.hasICCProfile == file.hasICCProfile, "\(name)")
+        }
+    }
+
     @Test(TestImages.needsPillow) func pagesAreCountedAndReadByIndex() throws {
         let folder = try Self.pillowFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }

@@ -18,7 +18,7 @@ protocol TIFFLayoutFields {
 
 /// How a directory of a TIFF stores its pixels, read from its tags and validated: every size here is positive
 /// and small enough that products of them are checked before use.
-struct TIFFLayout {
+struct TIFFLayout: Equatable {
     /// How samples map to colour, from the Photometric tag.
     enum Photometric {
         case minIsWhite, minIsBlack, rgb, palette, cmyk, ycbcr
