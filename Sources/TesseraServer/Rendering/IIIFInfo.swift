@@ -70,7 +70,7 @@ private enum JSONValue {
     case string(String)
     case number(Int)
     case array([JSONValue])
-    /// Members with distinct keys, in any order: written sorted.
+    /// Members with distinct ASCII keys, in any order: written sorted (as their bytes are).
     case object([(String, JSONValue)])
 
     static func strings(_ values: [String]) -> JSONValue { .array(values.map(JSONValue.string)) }
@@ -81,16 +81,16 @@ private enum JSONValue {
     func write(into bytes: inout [UInt8], indent: Int) {
         switch self {
         case let .string(value): Self.quote(value, into: &bytes)
-        case let .number(value): bytes += String(value).utf8
+        case let .number(value): Self.append(value, to: &bytes)
         case let .array(values):
             Self.container("[", "]", count: values.count, indent: indent, into: &bytes) { index, bytes in
                 values[index].write(into: &bytes, indent: indent + 2)
             }
         case let .object(members):
-            let sorted = members.sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
+            let sorted = members.sorted { $0.0 < $1.0 }
             Self.container("{", "}", count: sorted.count, indent: indent, into: &bytes) { index, bytes in
                 Self.quote(sorted[index].0, into: &bytes)
-                bytes += " : ".utf8
+                Self.append(" : ", to: &bytes)
                 sorted[index].1.write(into: &bytes, indent: indent + 2)
             }
         }
@@ -104,12 +104,32 @@ private enum JSONValue {
         guard count > 0 else { return bytes.append(UInt8(ascii: close)) }
         bytes.append(UInt8(ascii: "\n"))
         for index in 0..<count {
-            bytes += repeatElement(UInt8(ascii: " "), count: indent + 2)
+            for _ in 0..<indent + 2 { bytes.append(UInt8(ascii: " ")) }
             item(index, &bytes)
-            bytes += (index == count - 1 ? "\n" : ",\n").utf8
+            if index < count - 1 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(UInt8(ascii: "\n"))
         }
-        bytes += repeatElement(UInt8(ascii: " "), count: indent)
+        for _ in 0..<indent { bytes.append(UInt8(ascii: " ")) }
         bytes.append(UInt8(ascii: close))
+    }
+
+    /// Appends `text`'s UTF-8 at once from its contiguous storage (a native string's), as a copy rather than a
+    /// byte at a time.
+    private static func append(_ text: String, to bytes: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
+    /// Appends `value` in decimal digits, with no string made for it.
+    private static func append(_ value: Int, to bytes: inout [UInt8]) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var rest = value.magnitude, unit: UInt = 1
+        while rest / unit >= 10 { unit *= 10 }
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest / unit))
+            rest %= unit
+            unit /= 10
+        } while unit > 0
     }
 
     /// A JSON string: quotes, backslashes and control characters escaped (a string with none, as info.json's keys
@@ -117,8 +137,9 @@ private enum JSONValue {
     private static func quote(_ value: String, into bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         defer { bytes.append(UInt8(ascii: "\"")) }
-        guard value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
-            return bytes += value.utf8
+        var value = value
+        guard value.withUTF8({ $0.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") } }) else {
+            return append(value, to: &bytes)
         }
         for byte in value.utf8 {
             switch byte {
