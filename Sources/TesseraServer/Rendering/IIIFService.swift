@@ -323,7 +323,7 @@ public final class IIIFService: Sendable {
                   let plan = try? IIIFRenderer.plan(tile.request, from: tile.source, reducedBy: tile.scale,
                                                     padding: tile.padding),
                   let reservation = renderBudget.reserveAtOnce(plan.workingSet) else { return }
-            let planes = try? wholeLevelPlanes(of: tile, imageKey: imageKey)
+            let planes = try? wholeLevelPlanes(of: tile, imageKey: imageKey, madeAhead: true)
             reservation.release()
             guard planes != nil else { return }
             for thumbnail in askedThumbnails.withLock({ $0 }).reversed() {
@@ -362,9 +362,9 @@ public final class IIIFService: Sendable {
     private static func planesKey(imageKey: String, scale: Int) -> String { imageKey + "\n\(scale)" }
 
     /// The planes of `tile`, a whole level (`OneStoredTile.isWholeLevel`): held, or decoded at their own size and
-    /// kept in `thumbnailPlanes`.
-    private func wholeLevelPlanes(of tile: OneStoredTile, imageKey: String) throws -> JPEGPlanes? {
-        try thumbnailPlanes.value(for: Self.planesKey(imageKey: imageKey, scale: tile.scale)) {
+    /// kept in `thumbnailPlanes`; `madeAhead` when no client asked (idle-time work), counted in no lookup.
+    private func wholeLevelPlanes(of tile: OneStoredTile, imageKey: String, madeAhead: Bool) throws -> JPEGPlanes? {
+        try thumbnailPlanes.value(for: Self.planesKey(imageKey: imageKey, scale: tile.scale), counted: !madeAhead) {
             try JPEGPlanes(decoding: tile.source.input, scale: 1, rows: tile.content.height, budget: tile.source.budget)
         }
     }
@@ -426,7 +426,8 @@ public final class IIIFService: Sendable {
             }
             // A level that is one stored tile (a thumbnail's) is kept decoded for the image's other thumbnails.
             let heldPlanes = tileSource.flatMap { tile -> (() throws -> JPEGPlanes?)? in
-                tile.isWholeLevel ? { try self.wholeLevelPlanes(of: tile, imageKey: imageKey) } : nil
+                guard tile.isWholeLevel else { return nil }
+                return { try self.wholeLevelPlanes(of: tile, imageKey: imageKey, madeAhead: madeAhead) }
             }
             func planned() throws -> IIIFRenderer.Plan {
                 try oneTile
