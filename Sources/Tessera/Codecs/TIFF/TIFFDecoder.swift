@@ -35,6 +35,7 @@ final class TIFFDecoder: ImageDecoder, TiledRowDecoder {
     /// opens the file through libtiff anyway.
     static func open(_ input: ImageInput, budget: MemoryBudget) throws
         -> (properties: ImageProperties, shared: (any SharedDecoderState)?) {
+        // Pixels are decoded through libtiff: a machine without it says so when the file is opened.
         try CodecLibrary.tiff.require()
         let name = input.name, limit = budget.limit
         // The file read (whose failure, if a read failed, is the error), its directories and its size in bytes.

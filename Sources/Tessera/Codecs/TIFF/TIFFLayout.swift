@@ -45,17 +45,17 @@ struct TIFFLayout: Equatable {
     /// Reads the layout of `file`'s current directory.
     init(_ file: TIFFFile) throws { try self.init(file, name: file.name) }
 
-    /// Reads the layout of the directory `file` holds the fields of, of the TIFF named `name` (in errors).
-    init(_ file: some TIFFLayoutFields, name: String) throws {
-        guard let width = file.u32(TIFFTAG_IMAGEWIDTH), let height = file.u32(TIFFTAG_IMAGELENGTH),
+    /// Reads the layout of the directory whose `fields` are given, of the TIFF named `name` (in errors).
+    init(_ fields: some TIFFLayoutFields, name: String) throws {
+        guard let width = fields.u32(TIFFTAG_IMAGEWIDTH), let height = fields.u32(TIFFTAG_IMAGELENGTH),
               width > 0, height > 0 else {
             throw TesseraError.corrupt(path: name, detail: "the TIFF directory has no image size")
         }
         self.width = Int(width)
         self.height = Int(height)
-        samplesPerPixel = Int(file.u16(TIFFTAG_SAMPLESPERPIXEL) ?? 1)
-        bitsPerSample = Int(file.u16(TIFFTAG_BITSPERSAMPLE) ?? 1)
-        let sampleFormat = Int(file.u16(TIFFTAG_SAMPLEFORMAT) ?? 1)
+        samplesPerPixel = Int(fields.u16(TIFFTAG_SAMPLESPERPIXEL) ?? 1)
+        bitsPerSample = Int(fields.u16(TIFFTAG_BITSPERSAMPLE) ?? 1)
+        let sampleFormat = Int(fields.u16(TIFFTAG_SAMPLEFORMAT) ?? 1)
         guard sampleFormat == SAMPLEFORMAT_UINT else {
             throw TesseraError.unsupported(path: name, feature: "TIFF samples that are not unsigned integers"
                                            + " (SampleFormat \(sampleFormat))")
@@ -68,7 +68,7 @@ struct TIFFLayout: Equatable {
         }
 
         let colorSamples: Int
-        switch Int32(file.u16(TIFFTAG_PHOTOMETRIC) ?? UInt16(samplesPerPixel >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK)) {
+        switch Int32(fields.u16(TIFFTAG_PHOTOMETRIC) ?? UInt16(samplesPerPixel >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK)) {
         case PHOTOMETRIC_MINISWHITE: photometric = .minIsWhite; colorSamples = 1
         case PHOTOMETRIC_MINISBLACK: photometric = .minIsBlack; colorSamples = 1
         case PHOTOMETRIC_RGB: photometric = .rgb; colorSamples = 3
@@ -82,7 +82,7 @@ struct TIFFLayout: Equatable {
             throw TesseraError.corrupt(path: name, detail: "\(samplesPerPixel) samples per pixel for a"
                                        + " \(colorSamples)-channel colour model")
         }
-        if photometric == .cmyk, let inkSet = file.u16(TIFFTAG_INKSET), Int32(inkSet) != INKSET_CMYK {
+        if photometric == .cmyk, let inkSet = fields.u16(TIFFTAG_INKSET), Int32(inkSet) != INKSET_CMYK {
             throw TesseraError.unsupported(path: name, feature: "separated TIFF inks other than CMYK")
         }
         if bitsPerSample < 8 && (samplesPerPixel != 1 || !(photometric == .minIsBlack || photometric == .minIsWhite
@@ -92,7 +92,7 @@ struct TIFFLayout: Equatable {
         if photometric == .palette && bitsPerSample == 16 {
             throw TesseraError.unsupported(path: name, feature: "16-bit palette TIFF")
         }
-        let extra = file.extraSamples()
+        let extra = fields.extraSamples()
         if samplesPerPixel > colorSamples, let first = extra.first, first == EXTRASAMPLE_ASSOCALPHA
             || first == EXTRASAMPLE_UNASSALPHA {
             alphaSample = colorSamples
@@ -101,11 +101,11 @@ struct TIFFLayout: Equatable {
             alphaSample = nil
             premultiplied = false
         }
-        compression = Int(file.u16(TIFFTAG_COMPRESSION) ?? UInt16(COMPRESSION_NONE))
-        planarSeparate = Int32(file.u16(TIFFTAG_PLANARCONFIG) ?? 1) == PLANARCONFIG_SEPARATE
-        isTiled = file.isTiled
+        compression = Int(fields.u16(TIFFTAG_COMPRESSION) ?? UInt16(COMPRESSION_NONE))
+        planarSeparate = Int32(fields.u16(TIFFTAG_PLANARCONFIG) ?? 1) == PLANARCONFIG_SEPARATE
+        isTiled = fields.isTiled
         if isTiled {
-            guard let tileWidth = file.u32(TIFFTAG_TILEWIDTH), let tileHeight = file.u32(TIFFTAG_TILELENGTH),
+            guard let tileWidth = fields.u32(TIFFTAG_TILEWIDTH), let tileHeight = fields.u32(TIFFTAG_TILELENGTH),
                   tileWidth > 0, tileHeight > 0 else {
                 throw TesseraError.corrupt(path: name, detail: "the tiled TIFF has no tile size")
             }
@@ -114,10 +114,10 @@ struct TIFFLayout: Equatable {
         } else {
             // RowsPerStrip defaults to 2^32-1, "the whole image in one strip".
             blockWidth = self.width
-            blockHeight = min(Int(file.u32(TIFFTAG_ROWSPERSTRIP) ?? UInt32.max), self.height)
+            blockHeight = min(Int(fields.u32(TIFFTAG_ROWSPERSTRIP) ?? UInt32.max), self.height)
             guard blockHeight > 0 else { throw TesseraError.corrupt(path: name, detail: "0 rows per strip") }
         }
-        let tagged = Int(file.u16(TIFFTAG_ORIENTATION) ?? 1)
+        let tagged = Int(fields.u16(TIFFTAG_ORIENTATION) ?? 1)
         orientation = (1...8).contains(tagged) ? tagged : 1
     }
 
