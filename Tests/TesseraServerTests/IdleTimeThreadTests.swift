@@ -6,7 +6,8 @@ import Tessera
 
 /// The thread of speculative work: jobs run one at a time in their order, at the idle scheduling class on Linux;
 /// past its queue's bound a job is dropped, and closing drops those waiting; a job steps aside at its yield points,
-/// and a preempting job runs before those waiting and within the one under way.
+/// and a preempting job runs before those waiting and within the one under way; a job standing by runs the work
+/// handed to it, and work handed over after it gave up runs all the same.
 @Suite struct IdleTimeThreadTests {
     @Test func jobsRunInTheirOrderInIdleTimeAndTheQueueIsBounded() {
         let thread = IdleTimeThread(name: "test idle time")
@@ -100,5 +101,53 @@ import Tessera
         for _ in 0..<4 { #expect(done.wait(timeout: .now() + 10) == .success) }
         #expect(events.withLock { $0 } == ["long started", "urgent started", "urgent ended", "second urgent started",
                                            "second urgent ended", "long ended", "ordinary started", "ordinary ended"])
+    }
+
+    /// Work handed to a job standing by runs on the thread, before the jobs queued ahead of the stand-by; a job
+    /// submitted after it runs once it has run.
+    @Test func aJobStandingByRunsTheWorkHandedToIt() {
+        let thread = IdleTimeThread(name: "test idle time")
+        defer { thread.close() }
+        let release = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+        let events = Mutex<[String]>([]), policy = Mutex<Int32>(-1)
+        thread.submit {
+            started.signal()
+            release.wait()
+        }
+        started.wait()
+        thread.submit {
+            events.withLock { $0.append("ordinary") }
+            done.signal()
+        }
+        let standBy = thread.standBy()
+        release.signal()
+        // Past the stand-by's start, most likely: its work is handed to it while it spins.
+        Thread.sleep(forTimeInterval: 0.001)
+        standBy.hand {
+            policy.withLock { $0 = sched_getscheduler(0) }
+            events.withLock { $0.append("handed") }
+            done.signal()
+        }
+        for _ in 0..<2 { #expect(done.wait(timeout: .now() + 10) == .success) }
+        #expect(events.withLock { $0 } == ["handed", "ordinary"])
+        #if os(Linux)
+        #expect(policy.withLock { $0 } == 5, "run on the idle-time thread, SCHED_IDLE")
+        #endif
+    }
+
+    /// A stand-by whose work comes after `standByLimit` gives up and lets the thread go on; the work then runs as a
+    /// preempting job. One handed nothing stops waiting.
+    @Test func workHandedAfterTheStandByGaveUpRunsAllTheSame() {
+        let thread = IdleTimeThread(name: "test idle time")
+        defer { thread.close() }
+        let done = DispatchSemaphore(value: 0)
+        let late = thread.standBy()
+        thread.submit { done.signal() }
+        #expect(done.wait(timeout: .now() + 10) == .success, "the thread went on after the limit")
+        late.hand { done.signal() }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        thread.standBy().hand(nil)
+        thread.submit { done.signal() }
+        #expect(done.wait(timeout: .now() + 10) == .success)
     }
 }

@@ -14,6 +14,9 @@ public struct HTTPRequest: Sendable {
     public let headers: [String: String]
     /// The query as sent, after the `?` (empty when there is none).
     public let query: String
+    /// The idle-time thread of the server that received the request, for work that may start before its response
+    /// is made (`IdleTimeThread.standBy`); nil for a request made otherwise.
+    var idleTime: IdleTimeThread?
 
     /// A request for `path` (still percent-encoded) with `headers` by lower-case name and `query`.
     public init(method: String, path: String, headers: [String: String] = [:], query: String = "") {
@@ -258,8 +261,10 @@ public final class HTTPServer: Sendable {
             }
         }
         let query = request.uri.firstIndex(of: "?").map { String(request.uri[request.uri.index(after: $0)...]) } ?? ""
-        switch server.handler(HTTPRequest(method: String(cString: method), path: String(cString: url),
-                                          headers: headers, query: query)) {
+        var received = HTTPRequest(method: String(cString: method), path: String(cString: url), headers: headers,
+                                   query: query)
+        received.idleTime = server.idleTime
+        switch server.handler(received) {
         case let .now(response):
             return server.queue(response, on: connection)
         case let .later(work, finish):

@@ -25,6 +25,9 @@ final class IdleTimeThread: @unchecked Sendable {
     /// scheduler picks the thread waiting (a 1 us sleep ended before that, and the thread ran on); the thread's
     /// timer slack is 1 ns, so the sleep is this long, 13 us in all with the switches.
     static let stepAsideSleep = 10_000
+    /// The longest a job standing by (`standBy`) waits for its work, in nanoseconds: far longer than what it waits
+    /// for (an image opened on a polling thread, a fraction of a millisecond).
+    static let standByLimit: UInt64 = 5_000_000
 
     private let condition = NSCondition()
     // Guarded by `condition`.
@@ -67,12 +70,63 @@ final class IdleTimeThread: @unchecked Sendable {
     /// Queues `job`; dropped when `maxQueued` jobs wait already or the thread is closed. A `preempting` job runs
     /// before the others waiting, and at the next yield point of the job in progress (nested in it) unless that one
     /// preempted too: it must not wait for what the job it interrupts may be making (a `SharedCache` value), which
-    /// would never be made.
-    func submit(_ job: @escaping @Sendable () -> Void, preempting: Bool = false) {
+    /// would never be made. Returns whether it was queued.
+    @discardableResult
+    func submit(_ job: @escaping @Sendable () -> Void, preempting: Bool = false) -> Bool {
         condition.withLock {
-            guard !closed, queue.count < Self.maxQueued else { return }
+            guard !closed, queue.count < Self.maxQueued else { return false }
             queue.append((job, preempting))
             condition.signal()
+            return true
+        }
+    }
+
+    /// A preempting job queued now whose work is handed to it later (`StandBy.hand`), for work that can start only
+    /// once its caller has done something, such as opening the image an info.json describes. The job waits for it
+    /// by spinning, at the thread's idle priority and for at most `standByLimit`, so that the work starts the moment
+    /// it is handed over, on a core the caller leaves idle, while the caller goes on: a thread woken then would start
+    /// it only after its wake-up (on this virtual machine, 0.14-0.17 ms for a halted core), or after the caller
+    /// (woken on its core). Work handed over later than that is queued as a preempting job then.
+    func standBy() -> StandBy {
+        let standBy = StandBy(thread: self)
+        if !submit({ standBy.waitAndRun() }, preempting: true) { standBy.giveUp() }
+        return standBy
+    }
+
+    /// The job `standBy` queued, waiting for its work.
+    final class StandBy: Sendable {
+        private let thread: IdleTimeThread
+        private let state = Atomic(State.waiting.rawValue)
+        private let work = Mutex<(@Sendable () -> Void)?>(nil)
+
+        private enum State: Int { case waiting, handed, givenUp }
+
+        fileprivate init(thread: IdleTimeThread) { self.thread = thread }
+
+        /// Hands `work` to the job (nil: there is none, and it stops waiting), or queues it as a preempting job when
+        /// the job has given up waiting.
+        func hand(_ work: (@Sendable () -> Void)?) {
+            self.work.withLock { $0 = work }
+            if !state.compareExchange(expected: State.waiting.rawValue, desired: State.handed.rawValue,
+                                      ordering: .acquiringAndReleasing).exchanged, let work {
+                thread.submit(work, preempting: true)
+            }
+        }
+
+        fileprivate func giveUp() { state.store(State.givenUp.rawValue, ordering: .releasing) }
+
+        /// Spins until the work is handed over, then runs it; gives up after `standByLimit`.
+        fileprivate func waitAndRun() {
+            let deadline = DispatchTime.now().uptimeNanoseconds + IdleTimeThread.standByLimit
+            while state.load(ordering: .acquiring) == State.waiting.rawValue {
+                if DispatchTime.now().uptimeNanoseconds >= deadline,
+                   state.compareExchange(expected: State.waiting.rawValue, desired: State.givenUp.rawValue,
+                                         ordering: .acquiringAndReleasing).exchanged {
+                    return
+                }
+                sched_yield()
+            }
+            work.withLock { $0 }?()
         }
     }
 

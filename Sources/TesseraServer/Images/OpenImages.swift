@@ -57,6 +57,9 @@ final class OpenImages: Sendable {
         self.isQuiet = isQuiet
     }
 
+    /// Whether `path` is open (as it was when opened: the file may have changed since).
+    func isOpen(_ path: String) -> Bool { entries.withLock { $0.images.peek(path) != nil } }
+
     /// How many images are open, and the memory they hold.
     var usage: (count: Int, bytes: Int) { entries.withLock { ($0.images.count, $0.bytes) } }
 

@@ -196,7 +196,22 @@ public final class IIIFService: Sendable {
 
     private func info(path: String, id: String, encodedIdentifier: String, request: HTTPRequest,
                       _ place: HandlerPlace) throws -> HTTPResponse {
-        let image = try images.open(path, place)
+        // A new image opened here has the idle-time thread stand by for its thumbnails' planes, which it then
+        // decodes while info.json is written and sent (on the other core when that is idle), rather than from when
+        // info.json is sent: a new server's first `full/90,` waited for them.
+        let standBy = place == .pollingThread && configuration.isQuiet() && !images.isOpen(path)
+            ? request.idleTime?.standBy() : nil
+        let image: OpenImages.Image
+        do {
+            image = try images.open(path, place)
+        } catch {
+            standBy?.hand(nil)
+            throw error
+        }
+        // In idle time: what the viewer asks next at once (its thumbnails), before the renders of any image before,
+        // then, from when info.json is sent, what it asks later.
+        let thumbnails = thumbnailPlanesFollowUp(for: image, encodedIdentifier: encodedIdentifier)
+        standBy?.hand(thumbnails)
         let properties = image.source.properties
         let document = IIIFInfo(id: id, properties: properties, tileSize: tileSize(of: image),
                                 limits: configuration.limits,
@@ -204,9 +219,7 @@ public final class IIIFService: Sendable {
         var response = validators(image: image, tag: "info " + id).respond(to: request) {
             (document.json, IIIFInfo.contentType)
         }
-        // In idle time from when info.json is sent: what the viewer asks next at once (its thumbnails), before the
-        // renders of any image before, then what it asks later.
-        response.preemptingIdleFollowUp = thumbnailPlanesFollowUp(for: image, encodedIdentifier: encodedIdentifier)
+        if standBy == nil { response.preemptingIdleFollowUp = thumbnails }
         response.idleFollowUp = edgeRendersFollowUp(for: image, encodedIdentifier: encodedIdentifier)
         return response
     }
