@@ -45,7 +45,7 @@ final class IdleTimeThread: @unchecked Sendable {
             // Whether the job running (or the one interrupted) preempted: none is nested in it.
             var inPreempting = false
             let stepAside = { [self] in
-                if !inPreempting, let preempting = nextPreempting() {
+                if !inPreempting, let (preempting, _) = next(preemptingOnly: true) {
                     inPreempting = true
                     preempting()
                     inPreempting = false
@@ -139,20 +139,15 @@ final class IdleTimeThread: @unchecked Sendable {
         }
     }
 
-    /// The next job (the first preempting one, else the first), waiting for one; nil once closed.
-    private func next() -> (job: @Sendable () -> Void, preempts: Bool)? {
+    /// The next job taken from the queue: the first preempting one, else (unless `preemptingOnly`) the first,
+    /// waiting for one (unless `preemptingOnly`: then nil when none waits); nil once closed.
+    private func next(preemptingOnly: Bool = false) -> (job: @Sendable () -> Void, preempts: Bool)? {
         condition.withLock {
-            while queue.isEmpty && !closed { condition.wait() }
-            guard !closed else { return nil }
-            return queue.remove(at: queue.firstIndex { $0.preempts } ?? 0)
-        }
-    }
-
-    /// The first preempting job waiting, taken from the queue, or nil (not waiting for one).
-    private func nextPreempting() -> (@Sendable () -> Void)? {
-        condition.withLock {
-            guard !closed, let index = queue.firstIndex(where: { $0.preempts }) else { return nil }
-            return queue.remove(at: index).job
+            while !preemptingOnly && queue.isEmpty && !closed { condition.wait() }
+            guard !closed, let index = queue.firstIndex(where: { $0.preempts }) ?? (preemptingOnly ? nil : 0) else {
+                return nil
+            }
+            return queue.remove(at: index)
         }
     }
 }
