@@ -85,8 +85,8 @@ final class IdleTimeThread: @unchecked Sendable {
     /// once its caller has done something, such as opening the image an info.json describes. The job waits for it
     /// by spinning, at the thread's idle priority and for at most `standByLimit`, so that the work starts the moment
     /// it is handed over, on a core the caller leaves idle, while the caller goes on: a thread woken then would start
-    /// it only after its wake-up (on this virtual machine, 0.14-0.17 ms for a halted core), or after the caller
-    /// (woken on its core). Work handed over later than that is queued as a preempting job then.
+    /// it only after its wake-up (a halted virtual CPU's took 0.14-0.17 ms on the benchmarks' machine), or after the
+    /// caller (woken on its core). Work handed over later than that is queued as a preempting job then.
     func standBy() -> StandBy {
         let standBy = StandBy(thread: self)
         if !submit({ standBy.waitAndRun() }, preempting: true) { standBy.giveUp() }
