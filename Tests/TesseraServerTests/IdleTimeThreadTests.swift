@@ -55,10 +55,24 @@ import Tessera
     @Test func aJobStepsAsideAtItsYieldPoints() {
         let thread = IdleTimeThread(name: "test idle time")
         defer { thread.close() }
+        #expect(Self.runEncodes(on: thread, preempting: false))
+        #expect(thread.stepsAside.load(ordering: .relaxed) >= 5,
+                "a job steps aside every \(IdleTimeThread.stepAsideInterval) ns")
+    }
+
+    /// What a client asks for at once runs through without stepping aside.
+    @Test func aPreemptingJobDoesNotStepAside() {
+        let thread = IdleTimeThread(name: "test idle time")
+        defer { thread.close() }
+        #expect(Self.runEncodes(on: thread, preempting: true))
+        #expect(thread.stepsAside.load(ordering: .relaxed) == 0)
+    }
+
+    /// Runs a job of eight encodes of 256 iMCU rows each, a yield point per row, on `thread`: milliseconds of work,
+    /// however busy the machine, so dozens of step-aside intervals. Returns whether it ended within 10 s.
+    private static func runEncodes(on thread: IdleTimeThread, preempting: Bool) -> Bool {
         let done = DispatchSemaphore(value: 0)
-        thread.submit {
-            // Eight encodes of 256 iMCU rows each, a yield point per row: milliseconds of work, however busy the
-            // machine, so dozens of intervals.
+        thread.submit({
             var planes = JPEGPlanes(size: Tessera.Size(width: 64, height: 4096), gray: false, subsampling: .s420)
             for index in planes.samples.indices { planes.samples[index] = UInt8(truncatingIfNeeded: index * 7) }
             for _ in 0..<8 {
@@ -66,10 +80,8 @@ import Tessera
                 _ = try? copy.encoded(options: EncodeOptions(), name: "test")
             }
             done.signal()
-        }
-        #expect(done.wait(timeout: .now() + 10) == .success)
-        #expect(thread.stepsAside.load(ordering: .relaxed) >= 5,
-                "a job steps aside every \(IdleTimeThread.stepAsideInterval) ns")
+        }, preempting: preempting)
+        return done.wait(timeout: .now() + 10) == .success
     }
 
     /// A preempting job queued while another runs is run at that job's next yield point, on its thread, before the
