@@ -225,6 +225,24 @@ import Testing
         #expect(get(service, "/iiif/plain/info.json").preemptingIdleFollowUp == nil, "a plain JPEG stores no tiles")
     }
 
+    /// A thumbnail from a level whose planes are held reads nothing of the file: the level's tile is held with
+    /// them. Here the file's bytes are zeroed after the first thumbnail (its size and time kept, so the image stays
+    /// open as it was): another thumbnail size is still rendered, while a stored tile, read again, is corrupt.
+    @Test(needsVips) func thumbnailsFromHeldPlanesReadNothingOfTheFile() throws {
+        let (_, pyramid) = try libvipsPyramid()
+        let service = IIIFService(catalog: try ImageCatalog(path: folder + "/images"))
+        #expect(get(service, "/iiif/vips/full/90,/0/default.jpg").status == 200)
+        var before = stat()
+        #expect(stat(pyramid, &before) == 0)
+        try Data(count: Int(before.st_size)).write(to: URL(fileURLWithPath: pyramid))
+        let times = [before.st_atim, before.st_mtim]
+        #expect(utimensat(AT_FDCWD, pyramid, times, 0) == 0)
+        let thumbnail = get(service, "/iiif/vips/full/125,/0/default.jpg")
+        #expect(thumbnail.status == 200 && thumbnail.body.starts(with: [0xFF, 0xD8]))
+        #expect(service.thumbnailPlanes.lookups.hits == 1)
+        #expect(get(service, "/iiif/vips/512,512,512,512/256,/0/default.jpg").status == 500, "the file was zeroed")
+    }
+
     /// Once info.json's follow-up has decoded a new image's thumbnail level, it makes the thumbnails asked for last
     /// of any image (at most `foreseenThumbnails`, the sizes a viewer asks of every image), so that the image's own
     /// requests find them made: a viewer's second thumbnail, asked once the first is answered, took as long as the

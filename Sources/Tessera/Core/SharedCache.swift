@@ -104,8 +104,10 @@ public final class SharedCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         let cost = self.cost
         var bytes = state.bytes + entryCost - (state.values.set(value, for: key).map { cost(key, $0) } ?? 0)
         let limit = byteLimit
-        state.values.evictOldest(keeping: [key], while: { bytes > limit }) { key, evicted in
-            bytes -= cost(key, evicted)
+        if bytes > limit {
+            state.values.evictOldest(keeping: [key], while: { bytes > limit }) { key, evicted in
+                bytes -= cost(key, evicted)
+            }
         }
         state.bytes = bytes
     }

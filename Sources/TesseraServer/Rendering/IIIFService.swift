@@ -52,11 +52,27 @@ public final class IIIFService: Sendable {
     public let renderBudget: RenderBudget
     /// The decoded codestream tiles, shared by every request.
     public let decodedTiles: DecodedTileCache
-    /// The planes of images' stored levels that are one stored tile, decoded whole at their own size: what every
-    /// thumbnail of such an image is resampled from (viewers ask two sizes, `full/90,` and `full/125,`, and a
-    /// gallery another), its tile decoded once. Keyed like the responses, by the image as it is now, and the level.
-    public let thumbnailPlanes = SharedCache<String, JPEGPlanes?>(byteLimit: thumbnailPlaneBytes) { key, planes in
-        key.utf8.count + (planes?.samples.count ?? 0) + 64
+    /// Images' stored levels that are one stored tile, with their planes decoded whole at their own size: what
+    /// every thumbnail of such an image is resampled from (viewers ask two sizes, `full/90,` and `full/125,`, and a
+    /// gallery another), its tile read and decoded once. Keyed like the responses, by the image as it is now, and
+    /// the level.
+    public let thumbnailPlanes = SharedCache<String, HeldLevel>(byteLimit: thumbnailPlaneBytes) { key, level in
+        key.utf8.count + level.byteCount + 64
+    }
+
+    /// A stored level that is one tile, as `thumbnailPlanes` holds it: the tile as read (`OneStoredTile.source`,
+    /// its JPEG, and `content`, its real pixels), so that a thumbnail from the held planes reads nothing, and its
+    /// planes (nil when the JPEG is not YCbCr or gray).
+    public struct HeldLevel: Sendable {
+        let tile: ImageSource
+        let content: Tessera.Size
+        let planes: JPEGPlanes?
+
+        /// The memory held, in bytes: the planes' samples and the tile's JPEG.
+        var byteCount: Int {
+            let jpeg = if case let .bytes(bytes, _) = tile.input { bytes.count } else { 0 }
+            return jpeg + (planes?.samples.count ?? 0)
+        }
     }
     /// The most memory `thumbnailPlanes` holds, in bytes: 32 MiB, the 4:2:0 planes of some 330 images' 256-pixel
     /// smallest levels.
@@ -332,7 +348,7 @@ public final class IIIFService: Sendable {
             // What `full/{the level's width},` reads. A failure here is the thumbnail's, which reports it.
             let whole = IIIFResolvedRequest(region: Rect(x: 0, y: 0, width: imageSize.width, height: imageSize.height),
                                             size: size, rotation: 0, mirror: false, quality: .default, format: "jpg")
-            guard let tile = try? storedTileSource(for: whole, in: image), tile.isWholeLevel,
+            guard let tile = try? storedTileSource(for: whole, in: image, imageKey: imageKey), tile.isWholeLevel,
                   let plan = try? IIIFRenderer.plan(tile.request, from: tile.source, reducedBy: tile.scale,
                                                     padding: tile.padding),
                   let reservation = renderBudget.reserveAtOnce(plan.workingSet) else { return }
@@ -378,8 +394,10 @@ public final class IIIFService: Sendable {
     /// kept in `thumbnailPlanes`; `madeAhead` when no client asked (idle-time work), counted in no lookup.
     private func wholeLevelPlanes(of tile: OneStoredTile, imageKey: String, madeAhead: Bool) throws -> JPEGPlanes? {
         try thumbnailPlanes.value(for: Self.planesKey(imageKey: imageKey, scale: tile.scale), counted: !madeAhead) {
-            try JPEGPlanes(decoding: tile.source.input, scale: 1, rows: tile.content.height, budget: tile.source.budget)
-        }
+            HeldLevel(tile: tile.source, content: tile.content,
+                      planes: try JPEGPlanes(decoding: tile.source.input, scale: 1, rows: tile.content.height,
+                                             budget: tile.source.budget))
+        }.planes
     }
 
     private func image(path: String, encodedIdentifier: String, base: String, segments: [String], request: HTTPRequest,
@@ -433,7 +451,7 @@ public final class IIIFService: Sendable {
             // (a thumbnail from the smallest level, a tile further off its size) or across a few of a local
             // pyramid's (a sliver at the image's edge). About as cheap, when the budget has room at once; other
             // renders, and those when it has none, are made on a worker.
-            let tileSource = try storedTileSource(for: resolved, in: image)
+            let tileSource = try storedTileSource(for: resolved, in: image, imageKey: imageKey)
             let oneTile = try tileSource.map {
                 try IIIFRenderer.plan($0.request, from: $0.source, reducedBy: $0.scale, padding: $0.padding)
             }
@@ -516,15 +534,23 @@ public final class IIIFService: Sendable {
     /// image's last column and row that a level halved rounding down lost, where the size asks for them: repeated
     /// from the tile's last real ones (as a read past a level's end is, and the coefficients' path does), so that
     /// only an axis further off is resampled (a tile a pixel narrow whose height is rounded from its aspect ratio
-    /// keeps its width, whose rows the fixed-point pass sums).
-    private func storedTileSource(for request: IIIFResolvedRequest, in image: OpenImages.Image) throws -> OneStoredTile? {
+    /// keeps its width, whose rows the fixed-point pass sums). A level that is one tile held in `thumbnailPlanes`
+    /// (under `imageKey`, `responseKey`'s) is not read again.
+    private func storedTileSource(for request: IIIFResolvedRequest, in image: OpenImages.Image,
+                                  imageKey: String) throws -> OneStoredTile? {
         guard let tiles = image.tiles else { return nil }
         var scale = IIIFRenderer.reduction(for: request)
         while scale > 1, tiles.storedLevelSize(scale: scale) == nil { scale /= 2 }
         let span = tiles.tileSize * scale, region = request.region
         let column = region.x / span, row = region.y / span
-        guard (region.maxX - 1) / span == column, (region.maxY - 1) / span == row,
-              let (jpeg, content) = try tiles.storedJPEG(scale: scale, column: column, row: row) else { return nil }
+        guard (region.maxX - 1) / span == column, (region.maxY - 1) / span == row else { return nil }
+        let held = column == 0 && row == 0
+            ? thumbnailPlanes.heldValue(for: Self.planesKey(imageKey: imageKey, scale: scale), counted: false) : nil
+        guard let (source, content) = try held.map({ ($0.tile, $0.content) })
+                ?? tiles.storedJPEG(scale: scale, column: column, row: row).map({
+                    (try ImageSource(bytes: $0.jpeg, name: image.source.input.name), $0.content)
+                })
+        else { return nil }
         // A region past a level halved rounding down (the image's last pixel or two) is not in the tile.
         let asked = Rect(x: region.x - column * span, y: region.y - row * span, width: region.width, height: region.height)
         let moved = asked.intersection(Rect(x: 0, y: 0, width: content.width * scale, height: content.height * scale))
@@ -535,7 +561,7 @@ public final class IIIFService: Sendable {
         let read = reducedSize(moved.size, by: scale)
         let padding = Size(width: moved.width < asked.width && request.size.width == read.width + 1 ? 1 : 0,
                            height: moved.height < asked.height && request.size.height == read.height + 1 ? 1 : 0)
-        return OneStoredTile(source: try ImageSource(bytes: jpeg, name: image.source.input.name), scale: scale,
+        return OneStoredTile(source: source, scale: scale,
                              request: inTile, padding: padding, content: content,
                              isWholeLevel: column == 0 && row == 0 && content == tiles.storedLevelSize(scale: scale))
     }
