@@ -51,18 +51,27 @@ struct BoxShrink {
             let bottom = down ? source + Swift.min(2 &* y &+ 1, height &- 1) &* stride : top
             let output = target + y &* outWidth
             if across {
-                // Eight pairs at a time: sixteen samples of each row widened and summed down, then the even and
-                // odd ones summed across.
+                // Sixteen pairs at a time: each pair of samples read as one little-endian 16-bit lane, whose low
+                // and high bytes are the pair's even and odd samples, summed across and down in those lanes (at
+                // most 4 x 255). No bytes are shuffled apart: a third of the instructions of widening each row.
+                // The last sixteen overlap those before rather than leave up to fifteen pairs to the scalar loop
+                // (a 59-pair chroma row's eleven): they are written again with the same values.
                 let pairs = width / 2
+                @inline(__always) func sixteen(from x: Int) {
+                    let upper = UnsafeRawPointer(top + 2 &* x).loadUnaligned(as: SIMD16<UInt16>.self)
+                    let lower = UnsafeRawPointer(bottom + 2 &* x).loadUnaligned(as: SIMD16<UInt16>.self)
+                    let sums = (upper & 0xFF) &+ (upper &>> 8) &+ (lower & 0xFF) &+ (lower &>> 8) &+ 2
+                    UnsafeMutableRawPointer(output + x).storeBytes(of: SIMD16<UInt8>(truncatingIfNeeded: sums &>> 2),
+                                                                   as: SIMD16<UInt8>.self)
+                }
                 var x = 0
-                while x &+ 8 <= pairs {
-                    let upper = UnsafeRawPointer(top + 2 &* x).loadUnaligned(as: SIMD16<UInt8>.self)
-                    let lower = UnsafeRawPointer(bottom + 2 &* x).loadUnaligned(as: SIMD16<UInt8>.self)
-                    let sums = SIMD16<UInt16>(truncatingIfNeeded: upper) &+ SIMD16<UInt16>(truncatingIfNeeded: lower)
-                    let means = (sums.evenHalf &+ sums.oddHalf &+ 2) &>> 2
-                    UnsafeMutableRawPointer(output + x).storeBytes(of: SIMD8<UInt8>(truncatingIfNeeded: means),
-                                                                   as: SIMD8<UInt8>.self)
-                    x &+= 8
+                while x &+ 16 <= pairs {
+                    sixteen(from: x)
+                    x &+= 16
+                }
+                if x < pairs, pairs >= 16 {
+                    sixteen(from: pairs &- 16)
+                    x = pairs
                 }
                 for x in x..<pairs {
                     let left = 2 &* x
