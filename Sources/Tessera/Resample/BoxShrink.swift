@@ -51,9 +51,9 @@ struct BoxShrink {
             let bottom = down ? source + Swift.min(2 &* y &+ 1, height &- 1) &* stride : top
             let output = target + y &* outWidth
             if across {
-                // Sixteen pairs at a time: each pair of samples read as one little-endian 16-bit lane, whose low
-                // and high bytes are the pair's even and odd samples, summed across and down in those lanes (at
-                // most 4 x 255). No bytes are shuffled apart: a third of the instructions of widening each row.
+                // Sixteen pairs at a time: each pair of samples read as one 16-bit lane, whose two bytes (low and
+                // high, in either order) are the pair's samples, summed across and down in those lanes (at most
+                // 4 x 255). No bytes are shuffled apart: about half the instructions of widening each row.
                 // The last sixteen overlap those before rather than leave up to fifteen pairs to the scalar loop
                 // (a 59-pair chroma row's eleven): they are written again with the same values.
                 let pairs = width / 2
