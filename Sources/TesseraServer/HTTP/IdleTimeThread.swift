@@ -16,9 +16,8 @@ import Tessera
 /// the job in progress at its next yield point, unless that job preempted too; it does not step aside, as the
 /// request it is for comes next: a step's 10 us sleep, with the core left idle, took 40-155 us to end on the
 /// benchmarks' machine (a halted virtual CPU's wake-up), two of them in a new image's thumbnail planes' 0.15 ms
-/// decode. The thread starts with the object
-/// (not with its first job, which would pay for its creation on the thread that queued it), and stops with
-/// `close`.
+/// decode. The thread starts with the object (not with its first job, which would pay for its creation on the
+/// thread that queued it), and stops with `close`.
 final class IdleTimeThread: @unchecked Sendable {
     /// The most jobs waiting at once.
     static let maxQueued = 64
