@@ -69,10 +69,7 @@ public final class IIIFService: Sendable {
         let planes: JPEGPlanes?
 
         /// The memory held, in bytes: the planes' samples and the tile's JPEG.
-        var byteCount: Int {
-            let jpeg = if case let .bytes(bytes, _) = tile.input { bytes.count } else { 0 }
-            return jpeg + (planes?.samples.count ?? 0)
-        }
+        var byteCount: Int { tile.properties.fileSize + (planes?.samples.count ?? 0) }
     }
     /// The most memory `thumbnailPlanes` holds, in bytes: 32 MiB, the 4:2:0 planes of some 330 images' 256-pixel
     /// smallest levels.
