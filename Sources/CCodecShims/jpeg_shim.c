@@ -196,6 +196,21 @@ int tessera_jpeg_encoder_setup(tessera_jpeg_encoder *encoder, FILE *file, JDIMEN
     });
 }
 
+int tessera_jpeg_prepare_thread(void) {
+    static _Thread_local int prepared = 0;
+    if (prepared) return 0;
+    prepared = 1;
+    tessera_jpeg_encoder *encoder = tessera_jpeg_encoder_create();
+    if (!encoder) return 1;
+    JSAMPLE row[8] = {0};
+    JSAMPROW rows[8] = {row, row, row, row, row, row, row, row};
+    if (tessera_jpeg_encoder_setup(encoder, NULL, 8, 8, 1, 75, 0, 1, 0, 0)
+        && tessera_jpeg_write_scanlines(encoder, rows, 8))
+        tessera_jpeg_finish_compress(encoder);
+    tessera_jpeg_encoder_destroy(encoder);
+    return 1;
+}
+
 // The arrays libjpeg would size in jpeg_write_coefficients, rounded up to whole MCUs as jpegtran does.
 static void tessera_jpeg_request_coefficients(tessera_jpeg_encoder *encoder) {
     struct jpeg_compress_struct *info = &encoder->info;

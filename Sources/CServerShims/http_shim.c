@@ -45,7 +45,8 @@ struct MHD_Daemon *tessera_http_start(const char *address, uint16_t port, unsign
                                       MHD_AccessHandlerCallback handler, void *context,
                                       void *(*request_started)(void *context, const char *uri,
                                                                struct MHD_Connection *connection),
-                                      MHD_RequestCompletedCallback request_completed) {
+                                      MHD_RequestCompletedCallback request_completed,
+                                      MHD_NotifyConnectionCallback connection_notified) {
     struct sockaddr_in bind_address;
     memset(&bind_address, 0, sizeof(bind_address));
     bind_address.sin_family = AF_INET;
@@ -62,6 +63,7 @@ struct MHD_Daemon *tessera_http_start(const char *address, uint16_t port, unsign
                                       MHD_OPTION_UNESCAPE_CALLBACK, tessera_keep_escaped, NULL,
                                       MHD_OPTION_URI_LOG_CALLBACK, request_started, context,
                                       MHD_OPTION_NOTIFY_COMPLETED, request_completed, context,
+                                      MHD_OPTION_NOTIFY_CONNECTION, connection_notified, context,
                                       MHD_OPTION_END);
 }
 

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import Tessera
 @testable import TesseraServer
 
 /// The HTTP server's idle follow-ups: queued with their response, not when libmicrohttpd reports the request
-/// complete (for a kept-alive connection, at its next event).
+/// complete (for a kept-alive connection, at its next event); its polling threads set up for JPEG.
 @Suite struct HTTPServerTests {
     @Test func aResponsesIdleFollowUpRunsWhileTheResponseIsStillBeingSent() throws {
         let followedUp = DispatchSemaphore(value: 0)
@@ -16,22 +17,46 @@ import Testing
         }
         try server.start(port: 0, threads: 2, connectionTimeout: 30)
         defer { server.stop() }
-        let port = try #require(server.port)
-        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #expect(client >= 0)
+        let client = try Self.connect(to: #require(server.port))
         defer { close(client) }
+        let request = Array("GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        #expect(send(client, request, request.count, 0) == request.count)
+        #expect(followedUp.wait(timeout: .now() + 10) == .success, "the follow-up ran before the response was sent")
+    }
+
+    /// A polling thread has libjpeg-turbo set up (`JPEGThreadSetup`) once a connection it serves opens, before the
+    /// requests it renders: the handler, on that thread, finds it done.
+    @Test func aPollingThreadIsSetUpForJPEGBeforeItsFirstRequest() throws {
+        let workers = HandlerPool(limits: HandlerPool.Limits(threads: 1, maxWait: 1))
+        let server = HTTPServer(workers: workers) { _ in
+            .now(HTTPResponse(status: 200, body: Array("set up here: \(JPEGThreadSetup.prepareCallingThread())".utf8)))
+        }
+        try server.start(port: 0, threads: 2, connectionTimeout: 30)
+        defer { server.stop() }
+        let client = try Self.connect(to: #require(server.port))
+        defer { close(client) }
+        let request = Array("GET /setup HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
+        #expect(send(client, request, request.count, 0) == request.count)
+        var response = [UInt8](), buffer = [UInt8](repeating: 0, count: 4096)
+        while case let count = recv(client, &buffer, buffer.count, 0), count > 0 { response += buffer[..<count] }
+        #expect(String(decoding: response, as: UTF8.self).hasSuffix("\r\n\r\nset up here: false"))
+    }
+
+    /// A TCP connection to `port` on the loopback address.
+    private static func connect(to port: Int) throws -> Int32 {
+        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(client >= 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = UInt16(port).bigEndian
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                Foundation.connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
             }
         }
-        #expect(connected)
-        let request = Array("GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
-        #expect(send(client, request, request.count, 0) == request.count)
-        #expect(followedUp.wait(timeout: .now() + 10) == .success, "the follow-up ran before the response was sent")
+        if !connected { close(client) }
+        try #require(connected)
+        return client
     }
 }

@@ -1,10 +1,12 @@
 import Foundation
 import Synchronization
 import Testing
+import Tessera
 @testable import TesseraServer
 
 /// The workers that make slow answers off the polling threads: every job run or refused exactly once, in the
-/// order queued, a job that waited its longest refused, the queued ones refused when the pool closes.
+/// order queued, a job that waited its longest refused, the queued ones refused when the pool closes; a worker is
+/// set up for JPEG before its first job.
 @Suite struct HandlerPoolTests {
     /// What happened to each job, by its number.
     final class Outcomes: Sendable {
@@ -57,5 +59,16 @@ import Testing
         blocker.signal()
         #expect(outcomes.done.wait(timeout: .now() + 10) == .success)
         #expect(outcomes.all[2] == "refused")
+    }
+
+    /// A worker has libjpeg-turbo set up (`JPEGThreadSetup`) when it starts, before the renders it makes.
+    @Test func aWorkerIsSetUpForJPEGBeforeItsFirstJob() {
+        let pool = HandlerPool(limits: .init(threads: 1, maxWait: 60))
+        defer { pool.close() }
+        let outcomes = Outcomes()
+        pool.submit({ outcomes.record(0, "\(JPEGThreadSetup.prepareCallingThread())") },
+                    refuse: { outcomes.record(0, "refused") })
+        #expect(outcomes.done.wait(timeout: .now() + 10) == .success)
+        #expect(outcomes.all == [0: "false"])
     }
 }

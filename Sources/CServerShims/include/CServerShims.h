@@ -20,13 +20,15 @@ const char *tessera_microhttpd_load(void);
 /// connections can be suspended and resumed (MHD_suspend_connection); URLs reach `handler` undecoded so
 /// percent-encoded slashes in identifiers survive. `request_started` sees each request's whole URI (query included) as soon as its request
 /// line arrives and returns the request's state; `request_completed` is called once the request is answered or
-/// abandoned. The daemon can be quiesced (stop accepting, keep serving). Returns NULL if the port cannot be bound.
+/// abandoned; `connection_notified` is called when a connection opens or closes, on the polling thread that serves it.
+/// The daemon can be quiesced (stop accepting, keep serving). Returns NULL if the port cannot be bound.
 struct MHD_Daemon *tessera_http_start(const char *address, uint16_t port, unsigned int threads,
                                       unsigned int connection_timeout, unsigned int connection_limit,
                                       MHD_AccessHandlerCallback handler, void *context,
                                       void *(*request_started)(void *context, const char *uri,
                                                                struct MHD_Connection *connection),
-                                      MHD_RequestCompletedCallback request_completed);
+                                      MHD_RequestCompletedCallback request_completed,
+                                      MHD_NotifyConnectionCallback connection_notified);
 
 /// The connections the daemon has open now.
 unsigned int tessera_http_connections(struct MHD_Daemon *daemon);

@@ -173,7 +173,7 @@ public final class HTTPServer: Sendable {
         guard let started = tessera_http_start(address, port, UInt32(max(1, threads)), UInt32(max(1, connectionTimeout)),
                                                UInt32(max(1, connectionLimit)),
                                                HTTPServer.callback, context, HTTPServer.requestStarted,
-                                               HTTPServer.requestCompleted)
+                                               HTTPServer.requestCompleted, HTTPServer.connectionNotified)
         else {
             throw TesseraServerError.cannotListen(address: address, port: Int(port))
         }
@@ -332,6 +332,12 @@ extension HTTPServer {
         Unmanaged<RequestState>.fromOpaque(request).release()
         state.pointee = nil
         server.requests.finished()
+    }
+
+    /// libmicrohttpd's connection callback, on the polling thread that will serve the connection: a thread's first
+    /// connection has libjpeg-turbo set the thread up (`JPEGThreadSetup`) before its requests, which render on it.
+    private static let connectionNotified: MHD_NotifyConnectionCallback = { _, _, _, event in
+        if event == .CONNECTION_NOTIFY_STARTED { JPEGThreadSetup.prepareCallingThread() }
     }
 
     /// A streamed body's reader: the stream, and what suspends its connection while the stream has nothing ready.

@@ -1,4 +1,5 @@
 import Foundation
+import Tessera
 
 /// The threads that make `HTTPAnswer.later` responses, off libmicrohttpd's polling threads: a fixed number of
 /// them and a queue of their own, first come first served. The queue is bounded in waiting time, as the render
@@ -58,7 +59,10 @@ public final class HandlerPool: @unchecked Sendable {
         // Made here rather than by the first job, which paid for the runtime's first instantiation of its type.
         queue.reserveCapacity(64)
         for index in 0..<limits.threads {
-            let thread = Thread { [self] in work() }
+            let thread = Thread { [self] in
+                JPEGThreadSetup.prepareCallingThread()
+                work()
+            }
             thread.name = "tessera worker \(index)"
             thread.start()
         }
