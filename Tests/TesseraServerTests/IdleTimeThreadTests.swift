@@ -5,9 +5,9 @@ import Tessera
 @testable import TesseraServer
 
 /// The thread of speculative work: jobs run one at a time in their order, at the idle scheduling class on Linux;
-/// past its queue's bound a job is dropped, and closing drops those waiting; a job steps aside at its yield points,
-/// and a preempting job runs before those waiting and within the one under way; a job standing by runs the work
-/// handed to it, and work handed over after it gave up runs all the same.
+/// past its queue's bound a job is dropped, and closing drops those waiting; a job yields its core at each yield
+/// point, and a preempting job runs before those waiting and within the one under way; a job standing by runs the
+/// work handed to it, and work handed over after it gave up runs all the same; its thread is set up for JPEG first.
 @Suite struct IdleTimeThreadTests {
     @Test func jobsRunInTheirOrderInIdleTimeAndTheQueueIsBounded() {
         let thread = IdleTimeThread(name: "test idle time")
@@ -52,24 +52,29 @@ import Tessera
         #expect(ran.withLock { $0 } == 0)
     }
 
-    @Test func aJobStepsAsideAtItsYieldPoints() {
+    /// Ordinary and preempting jobs alike yield the core at every yield point (each iMCU row encoded).
+    @Test(arguments: [false, true]) func aJobYieldsItsCoreAtEachYieldPoint(preempting: Bool) {
         let thread = IdleTimeThread(name: "test idle time")
         defer { thread.close() }
-        #expect(Self.runEncodes(on: thread, preempting: false))
-        #expect(thread.stepsAside.load(ordering: .relaxed) >= 5,
-                "a job steps aside every \(IdleTimeThread.stepAsideInterval) ns")
+        #expect(Self.runEncodes(on: thread, preempting: preempting))
+        #expect(thread.yields.load(ordering: .relaxed) == 8 * 4096 / 16)
     }
 
-    /// What a client asks for at once runs through without stepping aside.
-    @Test func aPreemptingJobDoesNotStepAside() {
+    /// The thread has libjpeg-turbo set up (`JPEGThreadSetup`) when it starts, before the jobs that decode.
+    @Test func itsThreadIsSetUpForJPEGBeforeItsFirstJob() {
         let thread = IdleTimeThread(name: "test idle time")
         defer { thread.close() }
-        #expect(Self.runEncodes(on: thread, preempting: true))
-        #expect(thread.stepsAside.load(ordering: .relaxed) == 0)
+        let setUpByTheJob = Mutex<Bool?>(nil), done = DispatchSemaphore(value: 0)
+        thread.submit {
+            setUpByTheJob.withLock { $0 = JPEGThreadSetup.prepareCallingThread() }
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(setUpByTheJob.withLock { $0 } == false)
     }
 
-    /// Runs a job of eight encodes of 256 iMCU rows each, a yield point per row, on `thread`: milliseconds of work,
-    /// however busy the machine, so dozens of step-aside intervals. Returns whether it ended within 10 s.
+    /// Runs a job of eight encodes of 256 iMCU rows each, a yield point per row, on `thread`. Returns whether it
+    /// ended within 10 s.
     private static func runEncodes(on thread: IdleTimeThread, preempting: Bool) -> Bool {
         let done = DispatchSemaphore(value: 0)
         thread.submit({

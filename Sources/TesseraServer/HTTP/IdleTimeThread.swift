@@ -3,30 +3,21 @@ import Foundation
 import Synchronization
 import Tessera
 
-/// One thread that runs jobs only in the machine's idle time (on Linux, `SCHED_IDLE`: any other thread that wants
-/// its core takes it at once): speculative work, such as the renders an info.json foresees
-/// (`HTTPResponse.idleFollowUp`), which must take no core from a request or from a client reading its response.
-/// Jobs run one at a time, in the order queued; past `maxQueued` waiting, a new one is dropped (a guess about what
-/// clients will ask, not a promise). A job steps aside at its yield points (`CooperativeYield`) every
-/// `stepAsideInterval`: it sleeps `stepAsideSleep`, so that a request's thread waiting for the core runs, which
-/// the idle class alone did not ensure (a polling thread preempted by its client on that core, before it had
-/// taken the client's next request, waited 1.2 ms there with the other core idle, and nothing counted that
-/// request in progress yet to ask about). The steps cost the jobs some 13% of their time. A job queued as
-/// preempting (what a client asks for next at once) runs before the others waiting, and runs at once, nested in
-/// the job in progress at its next yield point, unless that job preempted too; it does not step aside, as the
-/// request it is for comes next: a step's 10 us sleep, with the core left idle, took 40-155 us to end on the
-/// benchmarks' machine (a halted virtual CPU's wake-up), two of them in a new image's thumbnail planes' 0.15 ms
-/// decode. The thread starts with the object (not with its first job, which would pay for its creation on the
-/// thread that queued it), and stops with `close`.
+/// One thread that runs jobs only in the machine's idle time (on Linux, `SCHED_IDLE`): speculative work, such as
+/// the renders an info.json foresees (`HTTPResponse.idleFollowUp`), which must take no core from a request or from
+/// a client reading its response. Jobs run one at a time, in the order queued; past `maxQueued` waiting, a new one
+/// is dropped (a guess about what clients will ask, not a promise). A job yields its core (`sched_yield`) at each
+/// of its yield points (`CooperativeYield`, some 5-40 us apart), so that a request's thread waiting for that core
+/// runs: the idle class alone did not ensure it. On the benchmarks' machine (Linux 6.18), a polling thread woken
+/// onto the idle-time thread's core waited there until the job next entered the kernel, 0.3-1.2 ms, with the
+/// other core idle; a system call that does not reschedule (`getppid`) did not end the wait, a yield (0.2 us) did.
+/// A job queued as preempting (what a client asks for next at once) runs before the others waiting, and runs at
+/// once, nested in the job in progress at its next yield point, unless that job preempted too. The thread starts
+/// with the object (not with its first job, which would pay for its creation on the thread that queued it), and
+/// stops with `close`.
 final class IdleTimeThread: @unchecked Sendable {
     /// The most jobs waiting at once.
     static let maxQueued = 64
-    /// The longest a job runs between two steps aside, in nanoseconds.
-    static let stepAsideInterval: UInt64 = 100_000
-    /// How long a step aside sleeps, in nanoseconds: long enough for the thread to be switched out, so that the
-    /// scheduler picks the thread waiting (a 1 us sleep ended before that, and the thread ran on); the thread's
-    /// timer slack is 1 ns, so the sleep is this long, 13 us in all with the switches.
-    static let stepAsideSleep = 10_000
     /// The longest a job standing by (`standBy`) waits for its work, in nanoseconds: far longer than what it waits
     /// for (an image opened on a polling thread, a fraction of a millisecond).
     static let standByLimit: UInt64 = 5_000_000
@@ -35,34 +26,29 @@ final class IdleTimeThread: @unchecked Sendable {
     // Guarded by `condition`.
     private var queue: [(job: @Sendable () -> Void, preempts: Bool)] = []
     private var closed = false
-    /// How many times the jobs stepped aside (read by tests).
-    let stepsAside = Atomic(0)
+    /// How many times the jobs yielded their core (read by tests).
+    let yields = Atomic(0)
 
     /// The thread, named `name`, started.
     init(name: String) {
         queue.reserveCapacity(Self.maxQueued)
         let thread = Thread { [self] in
             _ = tessera_thread_run_only_when_idle()
-            var lastStep = DispatchTime.now().uptimeNanoseconds
+            JPEGThreadSetup.prepareCallingThread()
             // Whether the job running (or the one interrupted) preempted: none is nested in it.
             var inPreempting = false
-            let stepAside = { [self] in
+            let yieldPoint = { [self] in
                 if !inPreempting, let (preempting, _) = next(preemptingOnly: true) {
                     inPreempting = true
                     preempting()
                     inPreempting = false
                 }
-                let now = DispatchTime.now().uptimeNanoseconds
-                guard !inPreempting, now - lastStep >= Self.stepAsideInterval else { return }
-                var pause = timespec(tv_sec: 0, tv_nsec: Self.stepAsideSleep)
-                nanosleep(&pause, nil)
-                stepsAside.add(1, ordering: .relaxed)
-                lastStep = DispatchTime.now().uptimeNanoseconds
+                sched_yield()
+                yields.add(1, ordering: .relaxed)
             }
             while let (job, preempts) = next() {
                 inPreempting = preempts
-                lastStep = DispatchTime.now().uptimeNanoseconds
-                CooperativeYield.run(stepAside: stepAside, job)
+                CooperativeYield.run(stepAside: yieldPoint, job)
             }
         }
         thread.name = name
