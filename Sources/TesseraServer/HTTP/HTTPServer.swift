@@ -39,7 +39,7 @@ public struct HTTPResponse: Sendable {
     public var stream: HTTPBodyStream?
     /// Work for what the client may ask next, which `HTTPServer` queues with the response, to run only in the
     /// machine's idle time (`IdleTimeThread`): it takes no core from the sending, nor from the client reading it
-    /// and asking again, and steps aside often for the requests that come meanwhile. Callers that are not the server
+    /// and asking again, and yields its core often to the requests that come meanwhile. Callers that are not the server
     /// (`HTTPAnswer.response`) leave it undone.
     public var idleFollowUp: (@Sendable () -> Void)?
     /// Like `idleFollowUp`, for what the client asks for at once (an image's thumbnails after its info.json): run
