@@ -121,14 +121,15 @@ JBLOCKROW tessera_jpeg_encoder_block_row(tessera_jpeg_encoder *encoder, int comp
 int tessera_jpeg_write_scanlines(tessera_jpeg_encoder *encoder, JSAMPARRAY rows, JDIMENSION count);
 /// jpeg_write_raw_data: one iMCU row of each component's rows (`lines` is the luma rows it covers).
 int tessera_jpeg_write_raw_data(tessera_jpeg_encoder *encoder, JSAMPIMAGE planes, JDIMENSION lines);
+int tessera_jpeg_finish_compress(tessera_jpeg_encoder *encoder);
+/// The bytes written to memory; valid until the encoder is destroyed.
+const unsigned char *tessera_jpeg_encoder_output(tessera_jpeg_encoder *encoder, unsigned long *count);
+
 /// Has libjpeg-turbo detect the CPU's SIMD extensions for the calling thread, which it does once per thread, on the
 /// thread's first encode or decode: encodes an 8 x 8 gray JPEG to memory, the first time a thread calls it (a
 /// failure there only leaves the detection to the thread's first JPEG). Returns 1 when this call did it, 0 when an
 /// earlier one on the thread had.
 int tessera_jpeg_prepare_thread(void);
-int tessera_jpeg_finish_compress(tessera_jpeg_encoder *encoder);
-/// The bytes written to memory; valid until the encoder is destroyed.
-const unsigned char *tessera_jpeg_encoder_output(tessera_jpeg_encoder *encoder, unsigned long *count);
 
 /// A destination that passes each `capacity` bytes of output to `write` as they are produced; `write` returns 0 to
 /// stop the encoder (which then fails with a write error). Attach it before `tessera_jpeg_encoder_setup` with
