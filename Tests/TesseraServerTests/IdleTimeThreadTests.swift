@@ -52,12 +52,23 @@ import Tessera
         #expect(ran.withLock { $0 } == 0)
     }
 
-    /// Ordinary and preempting jobs alike yield the core at every yield point (each iMCU row encoded).
+    /// Ordinary and preempting jobs alike yield the core at every yield point: a job of eight encodes of 256 iMCU
+    /// rows each, a yield point per row.
     @Test(arguments: [false, true]) func aJobYieldsItsCoreAtEachYieldPoint(preempting: Bool) {
         let thread = IdleTimeThread(name: "test idle time")
         defer { thread.close() }
-        #expect(Self.runEncodes(on: thread, preempting: preempting))
-        #expect(thread.yields.load(ordering: .relaxed) == 8 * 4096 / 16)
+        let done = DispatchSemaphore(value: 0)
+        thread.submit({
+            var planes = JPEGPlanes(size: Tessera.Size(width: 64, height: 4096), gray: false, subsampling: .s420)
+            for index in planes.samples.indices { planes.samples[index] = UInt8(truncatingIfNeeded: index * 7) }
+            for _ in 0..<8 {
+                let copy = planes
+                _ = try? copy.encoded(options: EncodeOptions(), name: "test")
+            }
+            done.signal()
+        }, preempting: preempting)
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(thread.yields.load(ordering: .relaxed) == 8 * 256)
     }
 
     /// The thread has libjpeg-turbo set up (`JPEGThreadSetup`) when it starts, before the jobs that decode.
@@ -71,22 +82,6 @@ import Tessera
         }
         #expect(done.wait(timeout: .now() + 10) == .success)
         #expect(setUpByTheJob.withLock { $0 } == false)
-    }
-
-    /// Runs a job of eight encodes of 256 iMCU rows each, a yield point per row, on `thread`. Returns whether it
-    /// ended within 10 s.
-    private static func runEncodes(on thread: IdleTimeThread, preempting: Bool) -> Bool {
-        let done = DispatchSemaphore(value: 0)
-        thread.submit({
-            var planes = JPEGPlanes(size: Tessera.Size(width: 64, height: 4096), gray: false, subsampling: .s420)
-            for index in planes.samples.indices { planes.samples[index] = UInt8(truncatingIfNeeded: index * 7) }
-            for _ in 0..<8 {
-                let copy = planes
-                _ = try? copy.encoded(options: EncodeOptions(), name: "test")
-            }
-            done.signal()
-        }, preempting: preempting)
-        return done.wait(timeout: .now() + 10) == .success
     }
 
     /// A preempting job queued while another runs is run at that job's next yield point, on its thread, before the
