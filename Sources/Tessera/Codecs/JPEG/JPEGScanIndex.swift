@@ -78,7 +78,8 @@ struct JPEGScanIndex {
                 var index = 0
                 while index < payload.count {
                     let selector = payload[index]
-                    let (table, end) = try JPEGHuffmanTable.parse(payload, at: index + 1, name: name)
+                    let (table, end) = try JPEGHuffmanTable.parse(payload, at: index + 1, isAC: selector >> 4 != 0,
+                                                                  name: name)
                     guard selector & 15 < 4 else {
                         throw TesseraError.corrupt(path: name, detail: "Huffman table \(selector & 15) does not exist")
                     }

@@ -13,6 +13,9 @@ struct JPEGHuffmanTable: Sendable {
         /// For each prefix: the code's length in the high byte and its symbol in the low byte, 0 when the code
         /// is longer than `lookupBits`.
         let symbol: UnsafePointer<UInt16>
+        /// For each prefix, read as AC codes: the run/size pairs (code and value bits) that fit in it whole, in
+        /// order up to an end of block, walked past at once (`SkipEntry`); `SkipEntry.none` when not even one fits.
+        let skip: UnsafePointer<UInt16>
         /// For each length 1...16: the largest code of that length (-1 when none), and the index in `symbols` of
         /// the first code of that length minus that code.
         let maxCode: UnsafePointer<Int32>
@@ -65,13 +68,26 @@ struct JPEGHuffmanTable: Sendable {
         }
 
         /// The AC coefficients 1...63 of a sequential block (F.2.2.2), this being its AC table: run/size symbols
-        /// until EOB, each value stored at its natural position (`order`) in `block` when `keeping`, else decoded and
-        /// dropped. False on an invalid code or a run past the block's end.
+        /// until EOB, each value stored at its natural position (`order`) in `block` when `keeping`, else walked
+        /// past, several codes a lookup where they fit in one (`skip`). False on an invalid code or a run past the
+        /// block's end.
         @_transparent
         func decodeSequentialAC<Reader: JPEGBitReading>(_ reader: inout Reader, into block: UnsafeMutablePointer<Int16>,
                                                         order: UnsafePointer<Int>, keeping: Bool) -> Bool {
             var k = 1
             while k < 64 {
+                if !keeping {
+                    // The codes that fit in the next `lookupBits` bits, unless they reach past the block's end
+                    // (which the codes one at a time below then find).
+                    reader.fill()
+                    let entry = SkipEntry(bits: skip[Int(reader.peek(lookupBits))])
+                    if k + entry.advance <= 64 {
+                        reader.consume(entry.length)
+                        k += entry.advance
+                        if entry.endsBlock { return true }
+                        continue
+                    }
+                }
                 guard let (run, size, value) = decodeCoefficient(&reader) else { return false }
                 if size != 0 {
                     k += run
@@ -105,10 +121,35 @@ struct JPEGHuffmanTable: Sendable {
         private var lookupBits: Int { JPEGHuffmanTable.lookupBits }
     }
 
+    /// One `skip` entry: how many bits the whole run/size pairs at the start of a prefix take, how far they move
+    /// along the block's 63 AC coefficients (an end of block counting one, so that it is taken only before the
+    /// 63rd), and whether the last of them ends the block.
+    struct SkipEntry {
+        let bits: UInt16
+
+        /// The pairs' bits (1...`lookupBits`).
+        var length: Int { Int(bits & 0xF) }
+        /// Coefficients passed: a value's run and itself, 16 for a run of 16 zeros, 1 for an end of block; more
+        /// than 64 in `none`.
+        var advance: Int { Int(bits >> 4 & 0x7F) }
+        /// Whether the last pair is an end of block.
+        var endsBlock: Bool { bits & 0x800 != 0 }
+
+        init(bits: UInt16) { self.bits = bits }
+
+        init(length: Int, advance: Int, endsBlock: Bool) {
+            bits = UInt16(length | advance << 4 | (endsBlock ? 0x800 : 0))
+        }
+
+        /// No whole pair fits: an advance no block has room for.
+        static let none = SkipEntry(length: 0, advance: 0x7F, endsBlock: false)
+    }
+
     /// The memory `Lookup` points at: written once in `init`, then only read, so safe to share between threads.
     private final class Storage: @unchecked Sendable {
         let fast = UnsafeMutablePointer<UInt32>.allocate(capacity: 1 << JPEGHuffmanTable.lookupBits)
         let symbol = UnsafeMutablePointer<UInt16>.allocate(capacity: 1 << JPEGHuffmanTable.lookupBits)
+        let skip = UnsafeMutablePointer<UInt16>.allocate(capacity: 1 << JPEGHuffmanTable.lookupBits)
         let maxCode = UnsafeMutablePointer<Int32>.allocate(capacity: 17)
         let offset = UnsafeMutablePointer<Int32>.allocate(capacity: 17)
         let symbols = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
@@ -116,6 +157,7 @@ struct JPEGHuffmanTable: Sendable {
         init() {
             fast.initialize(repeating: 0, count: 1 << JPEGHuffmanTable.lookupBits)
             symbol.initialize(repeating: 0, count: 1 << JPEGHuffmanTable.lookupBits)
+            skip.initialize(repeating: SkipEntry.none.bits, count: 1 << JPEGHuffmanTable.lookupBits)
             maxCode.initialize(repeating: -1, count: 17)
             offset.initialize(repeating: 0, count: 17)
             symbols.initialize(repeating: 0, count: 256)
@@ -124,6 +166,7 @@ struct JPEGHuffmanTable: Sendable {
         deinit {
             fast.deallocate()
             symbol.deallocate()
+            skip.deallocate()
             maxCode.deallocate()
             offset.deallocate()
             symbols.deallocate()
@@ -135,14 +178,16 @@ struct JPEGHuffmanTable: Sendable {
 
     /// The tables to decode with, valid while this table lives.
     var lookup: Lookup {
-        Lookup(fast: storage.fast, symbol: storage.symbol, maxCode: storage.maxCode, offset: storage.offset,
-               symbols: storage.symbols, symbolCount: symbolCount)
+        Lookup(fast: storage.fast, symbol: storage.symbol, skip: storage.skip, maxCode: storage.maxCode,
+               offset: storage.offset, symbols: storage.symbols, symbolCount: symbolCount)
     }
 
-    /// Parses one table (16 counts, then the symbols) from `bytes` at `start`; returns the table and the index
-    /// after it. A table already made in this process for the same counts and symbols is reused (`shared`): the
-    /// tiles of a pyramidal TIFF share their tables, and making the lookups costs more than cutting a tile.
-    static func parse(_ bytes: [UInt8], at start: Int, name: String) throws -> (table: JPEGHuffmanTable, end: Int) {
+    /// Parses one table (16 counts, then the symbols) from `bytes` at `start`, an AC table when `isAC`; returns the
+    /// table and the index after it. A table already made in this process for the same class, counts and symbols is
+    /// reused (`shared`): the tiles of a pyramidal TIFF share their tables, and making the lookups costs more than
+    /// cutting a tile.
+    static func parse(_ bytes: [UInt8], at start: Int, isAC: Bool, name: String) throws
+        -> (table: JPEGHuffmanTable, end: Int) {
         guard start + 16 <= bytes.count else { throw TesseraError.corrupt(path: name, detail: "a Huffman table is cut short") }
         let counts = bytes[start..<start + 16].map(Int.init)
         let total = counts.reduce(0, +)
@@ -150,19 +195,23 @@ struct JPEGHuffmanTable: Sendable {
         guard total <= 256, end <= bytes.count else {
             throw TesseraError.corrupt(path: name, detail: "a Huffman table declares \(total) codes")
         }
-        let definition = Definition(bytes: Array(bytes[start..<end]))
+        let definition = Definition(bytes: Array(bytes[start..<end]), isAC: isAC)
         if let table = shared.heldValue(for: definition) { return (table, end) }
         // Made outside the cache, so that a malformed table's error names this file, and is never kept.
-        let table = try JPEGHuffmanTable(counts: counts, symbols: Array(definition.bytes[16...]), name: name)
+        let table = try JPEGHuffmanTable(counts: counts, symbols: Array(definition.bytes[16...]), isAC: isAC, name: name)
         return ((try? shared.value(for: definition) { table }) ?? table, end)
     }
 
-    /// A table's counts and symbols as a DHT segment has them, hashed as one run of bytes (an array's own hash
-    /// takes them one by one, which cost as much as making the table).
+    /// A table's class, and its counts and symbols as a DHT segment has them, hashed as one run of bytes (an
+    /// array's own hash takes them one by one, which cost as much as making the table).
     private struct Definition: Hashable, Sendable {
         let bytes: [UInt8]
+        let isAC: Bool
 
-        func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(isAC)
+            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
     }
 
     /// Tables made so far, by their definitions, at most `sharedByteLimit` bytes.
@@ -172,7 +221,7 @@ struct JPEGHuffmanTable: Sendable {
     static let sharedByteLimit = 256 << 10
 
     /// The memory one table's lookups hold, in bytes.
-    private static let tableBytes = (1 << lookupBits) * (MemoryLayout<UInt32>.stride + MemoryLayout<UInt16>.stride)
+    private static let tableBytes = (1 << lookupBits) * (MemoryLayout<UInt32>.stride + 2 * MemoryLayout<UInt16>.stride)
         + 2 * 17 * MemoryLayout<Int32>.stride + 256 + 64
 
     /// A table with no codes: every decode fails. Stands in where a scan has no table of a kind.
@@ -180,7 +229,9 @@ struct JPEGHuffmanTable: Sendable {
 
     private init() {}
 
-    init(counts: [Int], symbols: [UInt8], name: String) throws {
+    /// A table of `counts` codes of each length 1...16 for `symbols`, in code order; an AC table (with `skip`)
+    /// when `isAC`.
+    init(counts: [Int], symbols: [UInt8], isAC: Bool, name: String) throws {
         let bits = Self.lookupBits
         symbolCount = symbols.count
         storage.symbols.update(from: symbols, count: symbols.count)
@@ -210,6 +261,27 @@ struct JPEGHuffmanTable: Sendable {
             }
             if count > 0 { storage.maxCode[length] = Int32(code - 1) }
             code <<= 1
+        }
+        if isAC { fillSkip() }
+    }
+
+    /// Makes `skip` from `fast`: for each prefix, its pairs one after another while the next lies whole in the
+    /// bits left (looked up with zeros for the bits used, which a code and value that fit never reach).
+    private func fillSkip() {
+        let bits = Self.lookupBits, mask = 1 << bits - 1
+        for prefix in 0...mask {
+            var length = 0, advance = 0, endsBlock = false
+            while !endsBlock {
+                let fast = storage.fast[prefix << length & mask], pairLength = Int(fast & 0xFF)
+                guard fast != 0, length + pairLength <= bits else { break }
+                let run = Int(fast >> 12 & 15), size = Int(fast >> 8 & 15)
+                let ends = size == 0 && run != 15, pairAdvance = size != 0 ? run + 1 : ends ? 1 : 16
+                guard advance + pairAdvance <= 64 else { break }
+                length += pairLength
+                advance += pairAdvance
+                endsBlock = ends
+            }
+            if length > 0 { storage.skip[prefix] = SkipEntry(length: length, advance: advance, endsBlock: endsBlock).bits }
         }
     }
 
