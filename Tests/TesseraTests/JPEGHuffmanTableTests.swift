@@ -4,8 +4,16 @@ import Testing
 /// Huffman tables from DHT segments: decoding a canonical code, and refusing tables that cannot be one.
 @Suite struct JPEGHuffmanTableTests {
     @Test func aCanonicalCodeDecodesItsSymbols() throws {
-        // Two 2-bit codes (00 -> 5, 01 -> 7) and one 3-bit code (100 -> 9).
-        _ = try JPEGHuffmanTable(counts: [0, 2, 1] + [Int](repeating: 0, count: 13), symbols: [5, 7, 9], isAC: false, name: "t")
+        // Two 2-bit codes (00 -> 5, 01 -> 7) and one 3-bit code (100 -> 9); 11 begins no code.
+        let table = try JPEGHuffmanTable(counts: [0, 2, 1] + [Int](repeating: 0, count: 13), symbols: [5, 7, 9],
+                                         isAC: false, name: "t")
+        // 100 01 00 100, then 11.
+        let bytes: [UInt8] = [0b1000_1001, 0b0011_0000] + [UInt8](repeating: 0, count: 16)
+        bytes.withUnsafeBufferPointer { bytes in
+            var cursor = JPEGBitCursor(bytes: bytes.baseAddress!, bitCount: 16)
+            #expect((0..<4).map { _ in table.lookup.decode(&cursor) } == [9, 7, 5, 9])
+            #expect(table.lookup.decode(&cursor) == nil)
+        }
     }
 
     /// More codes of a length than that length has room for used to write past the lookup table before the check

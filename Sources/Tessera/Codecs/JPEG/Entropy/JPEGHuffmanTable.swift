@@ -13,8 +13,9 @@ struct JPEGHuffmanTable: Sendable {
         /// For each prefix: the code's length in the high byte and its symbol in the low byte, 0 when the code
         /// is longer than `lookupBits`.
         let symbol: UnsafePointer<UInt16>
-        /// For each prefix, read as AC codes: the run/size pairs (code and value bits) that fit in it whole, in
-        /// order up to an end of block, walked past at once (`SkipEntry`); `SkipEntry.none` when not even one fits.
+        /// For each prefix of an AC table's codes: the run/size pairs (code and value bits) that fit in it whole, in
+        /// order up to an end of block, walked past at once (`SkipEntry`); `SkipEntry.none` when not even one fits,
+        /// and throughout a DC table's.
         let skip: UnsafePointer<UInt16>
         /// For each length 1...16: the largest code of that length (-1 when none), and the index in `symbols` of
         /// the first code of that length minus that code.
