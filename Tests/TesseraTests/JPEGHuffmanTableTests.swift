@@ -39,7 +39,8 @@ import Testing
         func walks(_ data: [UInt8], from start: Int, table: JPEGHuffmanTable.Lookup)
             -> (decoded: Bool, end: Int, skipped: Bool, skipEnd: Int) {
             data.withUnsafeBufferPointer { bytes in
-                var decoding = JPEGBitCursor(bytes: bytes.baseAddress! + start / 8, bitCount: 8 * (bytes.count - 16 - start / 8))
+                var decoding = JPEGBitCursor(bytes: bytes.baseAddress! + start / 8,
+                                             bitCount: 8 * (bytes.count - 16 - start / 8))
                 decoding.fill()
                 decoding.consume(start % 8)
                 var skipping = decoding
@@ -99,8 +100,8 @@ import Testing
     @Test func skippingShortRunAndEndCodesEndsWhereDecodingThemDoes() throws {
         // 00 -> EOB, 01 -> ZRL, 100 -> run 0 size 1, 101 -> run 1 size 1, 110 -> run 0 size 2, 111 -> run 3 size 3.
         let symbols: [UInt8] = [0x00, 0xF0, 0x01, 0x11, 0x02, 0x33]
-        let table = try JPEGHuffmanTable(counts: [0, 2, 4] + [Int](repeating: 0, count: 13), symbols: symbols, isAC: true,
-                                          name: "t")
+        let table = try JPEGHuffmanTable(counts: [0, 2, 4] + [Int](repeating: 0, count: 13), symbols: symbols,
+                                         isAC: true, name: "t")
         let codes = table.lookup.encodingTable
         var random = TestRandom(seed: 21)
         var bits: [Bool] = [], ends: [Int] = []

@@ -199,7 +199,8 @@ struct JPEGHuffmanTable: Sendable {
         let definition = Definition(bytes: Array(bytes[start..<end]), isAC: isAC)
         if let table = shared.heldValue(for: definition) { return (table, end) }
         // Made outside the cache, so that a malformed table's error names this file, and is never kept.
-        let table = try JPEGHuffmanTable(counts: counts, symbols: Array(definition.bytes[16...]), isAC: isAC, name: name)
+        let table = try JPEGHuffmanTable(counts: counts, symbols: Array(definition.bytes[16...]), isAC: isAC,
+                                         name: name)
         return ((try? shared.value(for: definition) { table }) ?? table, end)
     }
 
@@ -282,7 +283,9 @@ struct JPEGHuffmanTable: Sendable {
                 advance += pairAdvance
                 endsBlock = ends
             }
-            if length > 0 { storage.skip[prefix] = SkipEntry(length: length, advance: advance, endsBlock: endsBlock).bits }
+            if length > 0 {
+                storage.skip[prefix] = SkipEntry(length: length, advance: advance, endsBlock: endsBlock).bits
+            }
         }
     }
 
