@@ -37,6 +37,17 @@ import Tessera
         #expect(String(decoding: response, as: UTF8.self).hasSuffix("\r\n\r\nset up here: false"))
     }
 
+    /// `start` has each polling thread take a connection of the server's own, so that no client's first request
+    /// on a thread waits for the thread's set-up.
+    @Test func everyPollingThreadIsSetUpWhenTheServerStarts() throws {
+        let server = HTTPServer(workers: HandlerPool(limits: HandlerPool.Limits(threads: 1, maxWait: 1))) { _ in
+            .now(HTTPResponse(status: 204))
+        }
+        try server.start(port: 0, threads: 2, connectionTimeout: 30)
+        defer { server.stop() }
+        #expect(server.pollingThreadsPrepared == 2)
+    }
+
     /// A server on a free loopback port answering with `handler`, and a client connected to it that has sent
     /// `request` (its request line and headers); the caller closes the client and stops the server.
     private static func serve(sent request: String, _ handler: @escaping HTTPServer.Handler) throws
@@ -46,7 +57,8 @@ import Tessera
         try server.start(port: 0, threads: 2, connectionTimeout: 30)
         let client: Int32
         do {
-            client = try connect(to: #require(server.port))
+            let port = try #require(server.port)
+            client = try #require(HTTPServer.connect(to: "127.0.0.1", port: port))
         } catch {
             server.stop()
             throw error
@@ -54,23 +66,5 @@ import Tessera
         let bytes = Array(request.utf8)
         #expect(send(client, bytes, bytes.count, 0) == bytes.count)
         return (server, client)
-    }
-
-    /// A TCP connection to `port` on the loopback address.
-    private static func connect(to port: Int) throws -> Int32 {
-        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(client >= 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Foundation.connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-        if !connected { close(client) }
-        try #require(connected)
-        return client
     }
 }

@@ -121,6 +121,10 @@ public final class HTTPServer: Sendable {
     private let requests: RequestCount
     /// Set by `drain`: every response then closes its connection, and health checks fail.
     public let drainState: DrainState
+    /// Connections the polling threads have taken, and the threads that a connection set up
+    /// (`connectionNotified`), for `prepareEveryPollingThread`.
+    private let connectionsTaken = Atomic<Int>(0)
+    private let threadsPrepared = Atomic<Int>(0)
 
     /// One request's state between libmicrohttpd's calls: its whole URI, and how far it has got.
     private final class RequestState: Sendable {
@@ -178,6 +182,55 @@ public final class HTTPServer: Sendable {
             throw TesseraServerError.cannotListen(address: address, port: Int(port))
         }
         daemon.withLock { $0 = Daemon(pointer: started) }
+        prepareEveryPollingThread(address: address, port: Int(tessera_http_port(started)), threads: max(1, threads))
+    }
+
+    /// The most rounds of connections `prepareEveryPollingThread` makes.
+    static let maxPreparingRounds = 64
+
+    /// Connects to the server itself, and closes, until each of its `threads` polling threads has taken a
+    /// connection or `maxPreparingRounds` rounds were made: a round is as many connections at once as there are
+    /// threads, each taken by whichever thread accepts it first. A thread's first connection sets it up for JPEG
+    /// (`connectionNotified`), which took 100 us on this VM: before, a client's first request on a thread waited
+    /// for it.
+    private func prepareEveryPollingThread(address: String, port: Int, threads: Int) {
+        for _ in 0..<Self.maxPreparingRounds where threadsPrepared.load(ordering: .relaxed) < threads {
+            let taken = connectionsTaken.load(ordering: .acquiring)
+            let connections = (0..<threads).compactMap { _ in
+                Self.connect(to: address == "0.0.0.0" ? "127.0.0.1" : address, port: port)
+            }
+            // Closed once taken, or after 100 ms.
+            let deadline = DispatchTime.now() + 0.1
+            while connectionsTaken.load(ordering: .acquiring) - taken < connections.count,
+                  DispatchTime.now() < deadline {
+                usleep(50)
+            }
+            connections.forEach { close($0) }
+            if connections.isEmpty { return }
+        }
+    }
+
+    /// The number of polling threads set up by a connection so far.
+    var pollingThreadsPrepared: Int { threadsPrepared.load(ordering: .relaxed) }
+
+    /// A TCP connection to `address` (IPv4) at `port`, or nil when none could be made within 100 ms (its sends
+    /// time out after 100 ms too).
+    static func connect(to address: String, port: Int) -> Int32? {
+        var target = sockaddr_in()
+        target.sin_family = sa_family_t(AF_INET)
+        target.sin_port = UInt16(port).bigEndian
+        let connection = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard connection >= 0 else { return nil }
+        // Linux bounds a blocking connect by the send timeout.
+        var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
+        setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let connected = inet_pton(AF_INET, address, &target.sin_addr) == 1 && withUnsafePointer(to: &target) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Foundation.connect(connection, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        if !connected { close(connection) }
+        return connected ? connection : nil
     }
 
     /// The port the server listens on, or nil when stopped.
@@ -336,8 +389,11 @@ extension HTTPServer {
 
     /// libmicrohttpd's connection callback, on the polling thread that will serve the connection: a thread's first
     /// connection has libjpeg-turbo set the thread up (`JPEGThreadSetup`) before its requests, which render on it.
-    private static let connectionNotified: MHD_NotifyConnectionCallback = { _, _, _, event in
-        if event == .CONNECTION_NOTIFY_STARTED { JPEGThreadSetup.prepareCallingThread() }
+    private static let connectionNotified: MHD_NotifyConnectionCallback = { context, _, _, event in
+        guard event == .CONNECTION_NOTIFY_STARTED, let context else { return }
+        let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+        if JPEGThreadSetup.prepareCallingThread() { server.threadsPrepared.add(1, ordering: .relaxed) }
+        server.connectionsTaken.add(1, ordering: .releasing)
     }
 
     /// A streamed body's reader: the stream, and what suspends its connection while the stream has nothing ready.
