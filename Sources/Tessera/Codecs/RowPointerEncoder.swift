@@ -37,7 +37,10 @@ extension RowPointerEncoder {
         let target = EncodeTarget(path: "image", size: reader.size, format: reader.format, options: options)
         let encoder = try Self(target: target, file: nil)
         var strip = reader.makeStrip()
-        while try reader.read(into: &strip, maxRows: stripHeight) { try encoder.write(strip) }
+        while try reader.read(into: &strip, maxRows: stripHeight) {
+            CooperativeYield.point()
+            try encoder.write(strip)
+        }
         try encoder.complete()
         return encoder.memoryOutput()
     }

@@ -25,6 +25,7 @@ extension JPEGPlanes {
         for row in rows {
             let rowsAsked = min(side, region.maxY - row * side)
             for column in columns {
+                CooperativeYield.point()
                 let columnsAsked = max(0, region.x - column * side)..<min(side, region.maxX - column * side)
                 guard let (jpeg, _) = try tiles.storedJPEG(scale: scale, column: column, row: row),
                       let tile = try JPEGPlaneDecoder(input: .bytes(jpeg, name: name), scale: 1, rows: rowsAsked,

@@ -99,6 +99,7 @@ extension JPEGPlanes {
                         let downWeights = ResamplingWeights.shared(
                             kernel: kernel, inputLength: height, outputLength: out.height,
                             scale: down.scale / Double(shrink.down), lag: down.lag / Double(shrink.down))
+                        CooperativeYield.point()
                         PlaneResampler.resample(
                             samples, sourceStride: stride, columns: (acrossWeights.first.last ?? 0) + acrossWeights.taps,
                             across: acrossWeights, down: downWeights,

@@ -262,6 +262,7 @@ public final class IIIFService: Sendable {
         let geometry = IIIFTileGeometry(imageSize: size, tileWidth: tiles.tileSize, tileHeight: tiles.tileSize)
         return { [self] in
             for path in Self.foreseenPaths(of: geometry, first: foreseenSizeForm) {
+                CooperativeYield.point()
                 guard configuration.isQuiet() else { return }
                 let parts = path.split(separator: "/").map(String.init)
                 guard let resolved = try? IIIFRequest(region: parts[0], size: parts[1], rotation: parts[2],
@@ -277,13 +278,14 @@ public final class IIIFService: Sendable {
 
     /// The edge tiles info.json foresees (`IIIFTileGeometry.edgeTiles`), in the order they are made: every tile in
     /// the form viewers ask in (`first`), then in the other; each tile in both forms while that is not known.
-    static func foreseenPaths(of geometry: IIIFTileGeometry, first: IIIFTileGeometry.SizeForm?) -> [String] {
+    static func foreseenPaths(of geometry: IIIFTileGeometry, first: IIIFTileGeometry.SizeForm?)
+        -> some RandomAccessCollection<String> {
         let edges = geometry.edgeTiles(ofLevelsUpTo: foreseenLevelTiles, view: foreseenView)
         let forms = IIIFTileGeometry.SizeForm.allCases
         let order = first.map { first in
             ([first] + forms.filter { $0 != first }).flatMap { form in edges.map { ($0, form) } }
         } ?? edges.flatMap { edge in forms.map { (edge, $0) } }
-        return order.map { edge, form in
+        return order.lazy.map { edge, form in
             geometry.path(scale: edge.scale, column: edge.column, row: edge.row, sizeForm: form)
         }
     }
@@ -349,6 +351,7 @@ public final class IIIFService: Sendable {
                   let plan = try? IIIFRenderer.plan(tile.request, from: tile.source, reducedBy: tile.scale,
                                                     padding: tile.padding),
                   let reservation = renderBudget.reserveAtOnce(plan.workingSet) else { return }
+            CooperativeYield.point()
             let planes = try? wholeLevelPlanes(of: tile, imageKey: imageKey, madeAhead: true)
             reservation.release()
             guard planes != nil else { return }
@@ -362,6 +365,7 @@ public final class IIIFService: Sendable {
     /// Makes the response to `path` (below the prefix) ahead of its request, in idle time, as on a polling thread:
     /// kept where the request finds it, or left to the request when it needs a worker or fails.
     private func makeAhead(_ path: String) {
+        CooperativeYield.point()
         let request = HTTPRequest(method: "GET", path: configuration.prefix + "/" + path)
         _ = try? route(request, .pollingThread, madeAhead: true)
     }
@@ -406,6 +410,7 @@ public final class IIIFService: Sendable {
         }
         if !madeAhead { noteSizeForm(of: parsed) }
         var image = try images.open(path, place)
+        CooperativeYield.point()
         let size = image.source.properties.size
         let resolved = try parsed.resolve(for: size, limits: configuration.limits)
         let reduction = IIIFRenderer.reduction(for: resolved)
@@ -476,6 +481,7 @@ public final class IIIFService: Sendable {
                 plan = try planned()
             }
             defer { reservation?.release() }
+            CooperativeYield.point()
             let rendered = try responses.response(for: key, madeAhead: madeAhead) {
                 func render() throws -> (bytes: [UInt8], mediaType: String) {
                     try IIIFRenderer.render(plan, quality: configuration.jpegQuality,

@@ -166,6 +166,7 @@ final class JPEGDecoder: ImageDecoder {
         rowPointers.removeAll(keepingCapacity: true)
         for row in 0..<count { rowPointers.append(rows.advanced(by: row * bytesPerRow).assumingMemoryBound(to: UInt8.self)) }
         var read: JDIMENSION = 0
+        CooperativeYield.point()
         try rowPointers.withUnsafeMutableBufferPointer { pointers in
             try session.check(tessera_jpeg_read_scanlines(session.decoder, pointers.baseAddress, JDIMENSION(count), &read),
                               during: "decoding")

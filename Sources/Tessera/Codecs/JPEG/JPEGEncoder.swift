@@ -37,6 +37,7 @@ final class JPEGEncoder: RowPointerEncoder {
                 try encoder.check(tessera_jpeg_write_raw_data(encoder.encoder, $0, JDIMENSION(lines)))
             }
         }
+        CooperativeYield.point()
         try encoder.check(encoder.endStream())
         return encoder.memoryOutput()
     }

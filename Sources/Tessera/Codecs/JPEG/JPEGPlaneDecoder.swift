@@ -64,6 +64,7 @@ struct JPEGPlaneDecoder {
         if info.pointee.progressive_mode != 0 {
             try budget.check(JPEGDecoder.coefficientBytes(info), for: "decoding this progressive JPEG", path: input.name)
         }
+        CooperativeYield.point()
         try session.check(tessera_jpeg_start_decompress(session.decoder), during: "starting to decode")
         let minScaled = Int(info.pointee.min_DCT_scaled_size), lines = maxV * minScaled
         let height = min(Int(info.pointee.output_height), rows.map { max(1, $0) } ?? .max)
