@@ -69,10 +69,16 @@ struct TIFFDirectoryReader {
         /// An entry: its type, its count and where its value field (inline values, or their offset) starts.
         private func entry(_ tag: Int32) -> (type: UInt16, count: UInt64, field: Int)? {
             // An entry's count and value field, and the next directory's offset after the entries, are words.
-            let word = reader.wordSize, entrySize = reader.entrySize
-            // A directory's few entries are searched in order: no table is built for a dozen lookups.
-            guard let tag = UInt16(exactly: tag), let at = stride(from: 0, to: entries.count - word, by: entrySize)
-                .first(where: { reader.unsigned(entries, at: $0, size: 2) == tag }) else { return nil }
+            let word = reader.wordSize, entrySize = reader.entrySize, end = entries.count - word
+            // A directory's few entries are searched in order, each tag compared as stored: no table is built for
+            // a dozen lookups.
+            guard let tag = UInt16(exactly: tag) else { return nil }
+            let stored = reader.isBigEndian ? tag.bigEndian : tag.littleEndian
+            guard let at = entries.withUnsafeBytes({ raw in
+                stride(from: 0, to: end, by: entrySize).first {
+                    raw.loadUnaligned(fromByteOffset: $0, as: UInt16.self) == stored
+                }
+            }) else { return nil }
             return (UInt16(reader.unsigned(entries, at: at + 2, size: 2)),
                     reader.unsigned(entries, at: at + 4, size: word), at + 4 + word)
         }
@@ -226,10 +232,21 @@ struct TIFFDirectoryReader {
     }
 
     fileprivate static func unsigned(_ bytes: [UInt8], at: Int, size: Int, bigEndian: Bool) -> UInt64 {
-        var value: UInt64 = 0
-        for byte in 0..<size {
-            value |= UInt64(bytes[at + byte]) << (8 * UInt64(bigEndian ? size - 1 - byte : byte))
+        precondition(at >= 0 && at + size <= bytes.count, "a TIFF value read past its bytes")
+        return bytes.withUnsafeBytes { raw in
+            switch size {
+            case 1: return UInt64(raw[at])
+            case 2: return UInt64(value(UInt16.self, raw, at, bigEndian))
+            case 4: return UInt64(value(UInt32.self, raw, at, bigEndian))
+            default: return value(UInt64.self, raw, at, bigEndian)
+            }
         }
-        return value
+    }
+
+    /// The `Value` stored at byte `at` of `raw` in the given byte order.
+    private static func value<Value: FixedWidthInteger>(_: Value.Type, _ raw: UnsafeRawBufferPointer, _ at: Int,
+                                                        _ bigEndian: Bool) -> Value {
+        let stored = raw.loadUnaligned(fromByteOffset: at, as: Value.self)
+        return bigEndian ? Value(bigEndian: stored) : Value(littleEndian: stored)
     }
 }
