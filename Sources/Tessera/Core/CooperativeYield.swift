@@ -4,10 +4,10 @@ import Foundation
 /// encoded, each batch of a JPEG's rows decoded, each strip encoded, each plane resampled and its weights before,
 /// each stored tile laid out, and between the steps of a server's render and of its foreseen work: mostly 5-100 us
 /// apart) where a thread doing work that nobody waits for, a server's idle-time speculation, can step aside for the
-/// threads that answer requests. A scheduler does not always do it
-/// for it: under Linux's EEVDF, a thread of the idle class kept a core for 1.2 ms while a request's thread, just
-/// preempted on that core, waited to finish its request and the other core sat idle. A thread that set no hook
-/// (`run(stepAside:_:)`) pays one thread-local load per point.
+/// threads that answer requests. A scheduler does not always do it for it: under Linux's EEVDF, a thread of the
+/// idle class kept a core for 1.2 ms while a request's thread, just preempted on that core, waited to finish its
+/// request and the other core sat idle. A thread that set no hook (`run(stepAside:_:)`) pays one thread-local load
+/// per point.
 public enum CooperativeYield {
     /// Runs `body` on the calling thread with `stepAside` called at each yield point it reaches (the hook the
     /// thread had before is restored after).

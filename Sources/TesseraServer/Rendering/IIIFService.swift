@@ -277,7 +277,8 @@ public final class IIIFService: Sendable {
     }
 
     /// The edge tiles info.json foresees (`IIIFTileGeometry.edgeTiles`), in the order they are made: every tile in
-    /// the form viewers ask in (`first`), then in the other; each tile in both forms while that is not known.
+    /// the form viewers ask in (`first`), then in the other; each tile in both forms while that is not known. Each
+    /// path is made as it is reached, between the foresight's yield points, rather than all of them before the first.
     static func foreseenPaths(of geometry: IIIFTileGeometry, first: IIIFTileGeometry.SizeForm?)
         -> some RandomAccessCollection<String> {
         let edges = geometry.edgeTiles(ofLevelsUpTo: foreseenLevelTiles, view: foreseenView)
