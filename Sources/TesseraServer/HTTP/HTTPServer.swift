@@ -185,28 +185,29 @@ public final class HTTPServer: Sendable {
         prepareEveryPollingThread(address: address, port: Int(tessera_http_port(started)), threads: max(1, threads))
     }
 
-    /// The most rounds of connections `prepareEveryPollingThread` makes.
-    static let maxPreparingRounds = 64
+    /// The longest `prepareEveryPollingThread` takes, in seconds, and the most connections it has open at once
+    /// (fewer than the fewest a server may hold, `FileDescriptorLimit.minConnections`).
+    static let preparingTime = 0.2, preparingConnections = 8
 
     /// Connects to the server itself, and closes, until each of its `threads` polling threads has taken a
-    /// connection or `maxPreparingRounds` rounds were made: a round is as many connections at once as there are
-    /// threads, each taken by whichever thread accepts it first. A thread's first connection sets it up for JPEG
-    /// (`connectionNotified`), which took 100 us on this VM: before, a client's first request on a thread waited
-    /// for it.
+    /// connection, for at most `preparingTime`: a round of connections at once (as many as there are threads, at
+    /// most `preparingConnections`), each taken by whichever thread accepts it first, then the next. A thread's
+    /// first connection sets it up for JPEG (`connectionNotified`), which took 100 us on this VM: before, a
+    /// client's first request on a thread waited for it.
     private func prepareEveryPollingThread(address: String, port: Int, threads: Int) {
-        for _ in 0..<Self.maxPreparingRounds where threadsPrepared.load(ordering: .relaxed) < threads {
+        let deadline = DispatchTime.now() + Self.preparingTime
+        while threadsPrepared.load(ordering: .relaxed) < threads, DispatchTime.now() < deadline {
             let taken = connectionsTaken.load(ordering: .acquiring)
-            let connections = (0..<threads).compactMap { _ in
+            let connections = (0..<min(threads, Self.preparingConnections)).compactMap { _ in
                 Self.connect(to: address == "0.0.0.0" ? "127.0.0.1" : address, port: port)
             }
-            // Closed once taken, or after 100 ms.
-            let deadline = DispatchTime.now() + 0.1
+            if connections.isEmpty { return }
+            // Closed once taken.
             while connectionsTaken.load(ordering: .acquiring) - taken < connections.count,
                   DispatchTime.now() < deadline {
                 usleep(50)
             }
             connections.forEach { close($0) }
-            if connections.isEmpty { return }
         }
     }
 
