@@ -1,7 +1,8 @@
 import Testing
 @testable import Tessera
 
-/// Huffman tables from DHT segments: decoding a canonical code, and refusing tables that cannot be one.
+/// Huffman tables from DHT segments: decoding a canonical code, refusing tables that cannot be one, and walking past
+/// a block's AC codes several at a lookup exactly where decoding them one by one goes.
 @Suite struct JPEGHuffmanTableTests {
     @Test func aCanonicalCodeDecodesItsSymbols() throws {
         // Two 2-bit codes (00 -> 5, 01 -> 7) and one 3-bit code (100 -> 9); 11 begins no code.
