@@ -196,10 +196,11 @@ public final class HTTPServer: Sendable {
     /// client's first request on a thread waited for it.
     private func prepareEveryPollingThread(address: String, port: Int, threads: Int) {
         let deadline = DispatchTime.now() + Self.preparingTime
+        let target = address == "0.0.0.0" ? "127.0.0.1" : address
         while threadsPrepared.load(ordering: .relaxed) < threads, DispatchTime.now() < deadline {
             let taken = connectionsTaken.load(ordering: .acquiring)
             let connections = (0..<min(threads, Self.preparingConnections)).compactMap { _ in
-                Self.connect(to: address == "0.0.0.0" ? "127.0.0.1" : address, port: port)
+                Self.connect(to: target, port: port)
             }
             if connections.isEmpty { return }
             // Closed once taken.

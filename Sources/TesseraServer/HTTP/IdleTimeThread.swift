@@ -7,10 +7,10 @@ import Tessera
 /// the renders an info.json foresees (`HTTPResponse.idleFollowUp`), which must take no core from a request or from
 /// a client reading its response. Jobs run one at a time, in the order queued; past `maxQueued` waiting, a new one
 /// is dropped (a guess about what clients will ask, not a promise). A job yields its core (`sched_yield`) at each
-/// of its yield points (`CooperativeYield`, some 5-40 us apart), so that a request's thread waiting for that core
-/// runs: the idle class alone did not ensure it. On the benchmarks' machine (Linux 6.18), a polling thread woken
-/// onto the idle-time thread's core waited there until the job next slept, 0.3-1.2 ms, with the other core idle;
-/// a system call that does not reschedule (`getppid`) did not end such a wait, a yield (0.2 us) did.
+/// of its yield points (`CooperativeYield`), so that a request's thread waiting for that core runs: the idle class
+/// alone did not ensure it. On the benchmarks' machine (Linux 6.18), a polling thread woken onto the idle-time
+/// thread's core waited there until the job next slept, 0.3-1.2 ms, with the other core idle; a system call that
+/// does not reschedule (`getppid`) did not end such a wait, a yield (0.2 us) did.
 /// A job queued as preempting (what a client asks for next at once) runs before the others waiting, and runs at
 /// once, nested in the job in progress at its next yield point, unless that job preempted too. The thread starts
 /// with the object (not with its first job, which would pay for its creation on the thread that queued it), and

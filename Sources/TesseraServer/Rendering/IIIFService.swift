@@ -357,6 +357,7 @@ public final class IIIFService: Sendable {
             reservation.release()
             guard planes != nil else { return }
             for thumbnail in askedThumbnails.withLock({ $0 }).reversed() {
+                CooperativeYield.point()
                 guard configuration.isQuiet() else { return }
                 makeAhead(encodedIdentifier + "/" + thumbnail)
             }
@@ -366,7 +367,6 @@ public final class IIIFService: Sendable {
     /// Makes the response to `path` (below the prefix) ahead of its request, in idle time, as on a polling thread:
     /// kept where the request finds it, or left to the request when it needs a worker or fails.
     private func makeAhead(_ path: String) {
-        CooperativeYield.point()
         let request = HTTPRequest(method: "GET", path: configuration.prefix + "/" + path)
         _ = try? route(request, .pollingThread, madeAhead: true)
     }
