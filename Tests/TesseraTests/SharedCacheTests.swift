@@ -1,9 +1,49 @@
+import Foundation
+import Synchronization
 import Testing
 @testable import Tessera
 
-/// `SharedCache.holdsOrMakes`: what a caller deciding whether to make a value ahead of its use asks, neither
-/// counted as a lookup nor marking the value as used.
+/// `SharedCache`: callers asking for a value being made share the maker's; `holdsOrMakes`, what a caller deciding
+/// whether to make a value ahead of its use asks, neither counted as a lookup nor marking the value as used.
 @Suite struct SharedCacheTests {
+    /// Callers asking while another makes the value get the maker's value, or its error, whether it comes while
+    /// they watch for it (`spinLimit`) or after they have gone to sleep; the value is made once.
+    @Test(arguments: [(0, false), (0, true), (3, false), (3, true)])
+    func waitersShareTheMakersResultWhenItComes(spinLimitsLate: Int, fails: Bool) throws {
+        struct Failed: Error {}
+        let cache = SharedCache<String, Int>(byteLimit: 100) { _, _ in 8 }
+        let makes = Atomic(0), waiters = 3
+        let results = Mutex<[Int?]>([])
+        let finished = DispatchGroup()
+        func onThread(_ body: @escaping @Sendable () -> Void) {
+            finished.enter()
+            Thread {
+                body()
+                finished.leave()
+            }.start()
+        }
+        onThread {
+            _ = try? cache.value(for: "a") {
+                makes.add(1, ordering: .relaxed)
+                // Until every waiter has found the value being made, then as late as asked.
+                while cache.lookups.coalesced < waiters { usleep(100) }
+                usleep(UInt32(spinLimitsLate) * UInt32(SharedCache<String, Int>.spinLimit / 1000))
+                if fails { throw Failed() }
+                return 7
+            }
+        }
+        while !cache.holdsOrMakes("a") { usleep(100) }
+        for _ in 0..<waiters {
+            onThread {
+                let value = try? cache.value(for: "a") { -1 }
+                results.withLock { $0.append(value) }
+            }
+        }
+        #expect(finished.wait(timeout: .now() + 10) == .success)
+        #expect(results.withLock { $0 } == Array(repeating: fails ? nil : 7, count: waiters))
+        #expect(makes.load(ordering: .relaxed) == 1 && cache.lookups.misses == 1)
+    }
+
     @Test func holdsOrMakesSeesHeldValuesAndFlightsAndCountsNothing() throws {
         let cache = SharedCache<String, Int>(byteLimit: 100) { _, _ in 40 }
         #expect(!cache.holdsOrMakes("a"))
