@@ -1,11 +1,25 @@
 import Foundation
 import Synchronization
 import Testing
+import Tessera
 @testable import TesseraServer
 
 @Suite struct ResponseCacheTests {
     private func response(_ count: Int, _ fill: UInt8 = 1) -> ResponseCache.Response {
         ResponseCache.Response(bytes: [UInt8](repeating: fill, count: count), mediaType: "image/jpeg")
+    }
+
+    /// A response made ahead of its request (idle-time work) leaves one being rendered to its render: told so at
+    /// once, it renders nothing; a client's request waits for it as before.
+    @Test func aResponseMadeAheadDoesNotWaitForOneBeingRendered() throws {
+        let cache = ResponseCache(byteLimit: 2000)
+        _ = try cache.response(for: "a") {
+            #expect(throws: ValueBeingMade.self) {
+                try cache.response(for: "a", madeAhead: true) { Issue.record("rendered again"); return response(10) }
+            }
+            return response(10)
+        }
+        #expect(try cache.response(for: "a", madeAhead: true) { response(20) }.bytes.count == 10, "then held")
     }
 
     @Test func heldResponsesStayWithinTheByteLimitTheLeastRecentlyUsedDroppedFirst() throws {

@@ -3,7 +3,8 @@ import Synchronization
 import Testing
 @testable import Tessera
 
-/// `SharedCache`: callers asking for a value being made share the maker's; `holdsOrMakes`, what a caller deciding
+/// `SharedCache`: callers asking for a value being made share the maker's, or are told it is being made when they
+/// do not join; `holdsOrMakes`, what a caller deciding
 /// whether to make a value ahead of its use asks, neither counted as a lookup nor marking the value as used.
 @Suite struct SharedCacheTests {
     /// Callers asking while another makes the value get the maker's value, or its error, whether it comes while
@@ -42,6 +43,19 @@ import Testing
         #expect(finished.wait(timeout: .now() + 10) == .success)
         #expect(results.withLock { $0 } == Array(repeating: fails ? nil : 7, count: waiters))
         #expect(makes.load(ordering: .relaxed) == 1 && cache.lookups.misses == 1)
+    }
+
+    /// A caller that does not join another's making of its value (work done ahead of its use) is told so at once,
+    /// makes nothing and counts in no lookup; once the value is held, it gets it.
+    @Test func aCallerNotJoiningIsToldTheValueIsBeingMade() throws {
+        let cache = SharedCache<String, Int>(byteLimit: 100) { _, _ in 8 }
+        let value = try cache.value(for: "a") {
+            #expect(throws: ValueBeingMade.self) { try cache.value(for: "a", joining: false) { -1 } }
+            return 7
+        }
+        #expect(value == 7)
+        #expect(try cache.value(for: "a", joining: false) { -1 } == 7)
+        #expect(cache.lookups.misses == 1 && cache.lookups.coalesced == 0 && cache.lookups.hits == 1)
     }
 
     @Test func holdsOrMakesSeesHeldValuesAndFlightsAndCountsNothing() throws {

@@ -38,9 +38,10 @@ public final class SharedCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         }
     }
 
-    /// What a caller of `value` is to do: take a held value, wait for another's, or make it.
+    /// What a caller of `value` is to do: take a held value, wait for another's, or make it; or, not joining
+    /// another's, leave it.
     private enum Role {
-        case held(Value), waiter(Flight), maker(Flight)
+        case held(Value), waiter(Flight), maker(Flight), busy
     }
 
     private struct State {
@@ -90,9 +91,10 @@ public final class SharedCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         state.withLock { $0.values.peek(key) != nil || $0.flights[key] != nil }
     }
 
-    /// The value for `key`: held, or being made by another caller (waited for), or made by `make` now and kept;
-    /// counted in `lookups` unless not `counted` (a value made ahead of its use, which no caller asked for yet).
-    public func value(for key: Key, counted: Bool = true, make: () throws -> Value) throws -> Value {
+    /// The value for `key`: held, or being made by another caller (waited for, unless not `joining`: then
+    /// `ValueBeingMade` is thrown), or made by `make` now and kept; counted in `lookups` unless not `counted` (a
+    /// value made ahead of its use, which no caller asked for yet).
+    public func value(for key: Key, counted: Bool = true, joining: Bool = true, make: () throws -> Value) throws -> Value {
         let step = counted ? 1 : 0
         let role: Role = state.withLock { state in
             if let held = state.values.use(key) {
@@ -100,6 +102,7 @@ public final class SharedCache<Key: Hashable & Sendable, Value: Sendable>: Senda
                 return .held(held)
             }
             if let flight = state.flights[key] {
+                guard joining else { return .busy }
                 state.lookups.coalesced += step
                 return .waiter(flight)
             }
@@ -113,6 +116,8 @@ public final class SharedCache<Key: Hashable & Sendable, Value: Sendable>: Senda
             return value
         case let .waiter(flight):
             return try flight.wait().get()
+        case .busy:
+            throw ValueBeingMade()
         case let .maker(flight):
             let result = Result { try make() }
             state.withLock { state in
@@ -147,3 +152,6 @@ public struct CacheLookups: Sendable, Equatable {
     public var coalesced = 0
     public var misses = 0
 }
+
+/// What `SharedCache.value` throws to a caller that does not join another's making of the value it asks for.
+public struct ValueBeingMade: Error {}

@@ -324,10 +324,12 @@ public final class IIIFService: Sendable {
     /// from the viewer asking for the thumbnail and from the thread answering it: 46 of 84 passes of the
     /// viewer-traffic benchmark had a request over 3 stored tiles' time (an image's first `full/90,`, mostly), 22
     /// of 84 with the decode in idle time. Then, while the server is still quiet, it renders the thumbnails asked
-    /// for last of any image (`noteThumbnail`) that the planes answer at once, the latest first: a viewer asks the
-    /// same sizes of every image, the first at once (its request renders it, on the other core, from the planes
-    /// decoded here) and the next once that is answered, which then finds it made (an image's `full/125,` after
-    /// its `full/90,`: 0.40-0.50 ms at the client, 0.22-0.33 made). Nil when there is nothing to decode.
+    /// for last of any image (`noteThumbnail`) that the planes answer at once, in the order they were asked: a viewer
+    /// asks the same sizes of every image, the first at once and the next once that is answered. The first is
+    /// begun here when the planes are decoded before its request comes (whose request then waits for it rather
+    /// than start it afresh), and is left to its request when that came first (`ResponseCache.response` does not
+    /// wait for it here), while this renders the next, which its request then finds made (an image's `full/125,`
+    /// after its `full/90,`: 0.40-0.50 ms at the client, 0.22-0.33 made). Nil when there is nothing to decode.
     private func thumbnailPlanesFollowUp(for image: OpenImages.Image, encodedIdentifier: String)
         -> (@Sendable () -> Void)? {
         guard image.current.preview == nil, let tiles = image.tiles else { return nil }
@@ -356,7 +358,7 @@ public final class IIIFService: Sendable {
             let planes = try? wholeLevelPlanes(of: tile, imageKey: imageKey, madeAhead: true)
             reservation.release()
             guard planes != nil else { return }
-            for thumbnail in askedThumbnails.withLock({ $0 }).reversed() {
+            for thumbnail in askedThumbnails.withLock({ $0 }) {
                 CooperativeYield.point()
                 guard configuration.isQuiet() else { return }
                 makeAhead(encodedIdentifier + "/" + thumbnail)
@@ -365,7 +367,7 @@ public final class IIIFService: Sendable {
     }
 
     /// Makes the response to `path` (below the prefix) ahead of its request, in idle time, as on a polling thread:
-    /// kept where the request finds it, or left to the request when it needs a worker or fails.
+    /// kept where the request finds it, or left to the request when it needs a worker, fails or is being made.
     private func makeAhead(_ path: String) {
         let request = HTTPRequest(method: "GET", path: configuration.prefix + "/" + path)
         _ = try? route(request, .pollingThread, madeAhead: true)

@@ -44,10 +44,10 @@ public final class ResponseCache: Sendable {
     }
 
     /// The response for `key`: held, or being rendered by another request (waited for), or rendered by `render`
-    /// now and kept. An error from `render` reaches every request waiting for it and is not kept. Not counted in
-    /// `lookups` when `madeAhead`: a render made in idle time before a client asks for it (whose request then
-    /// counts as a hit).
+    /// now and kept. An error from `render` reaches every request waiting for it and is not kept. When `madeAhead`
+    /// (a render made in idle time before a client asks for it, whose request then counts as a hit), not counted
+    /// in `lookups`, and one being rendered already is left to its maker: `ValueBeingMade` is thrown.
     public func response(for key: String, madeAhead: Bool = false, render: () throws -> Response) throws -> Response {
-        try cache.value(for: key, counted: !madeAhead, make: render)
+        try cache.value(for: key, counted: !madeAhead, joining: !madeAhead, make: render)
     }
 }
