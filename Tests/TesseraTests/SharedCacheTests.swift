@@ -4,8 +4,8 @@ import Testing
 @testable import Tessera
 
 /// `SharedCache`: callers asking for a value being made share the maker's, or are told it is being made when they
-/// do not join; `holdsOrMakes`, what a caller deciding
-/// whether to make a value ahead of its use asks, neither counted as a lookup nor marking the value as used.
+/// do not join; `holdsOrMakes`, what a caller deciding whether to make a value ahead of its use asks, neither
+/// counted as a lookup nor marking the value as used.
 @Suite struct SharedCacheTests {
     /// Callers asking while another makes the value get the maker's value, or its error, whether it comes while
     /// they watch for it (`spinLimit`) or after they have gone to sleep; the value is made once.
