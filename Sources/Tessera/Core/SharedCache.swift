@@ -1,5 +1,4 @@
 import Dispatch
-import Glibc
 import Synchronization
 import TesseraTiling
 
@@ -23,16 +22,10 @@ public final class SharedCache<Key: Hashable & Sendable, Value: Sendable>: Senda
             done.leave()
         }
 
-        /// The maker's result, once it has one: watched for `SharedCache.spinLimit` (yielding the core between
-        /// looks), then slept for.
+        /// The maker's result, once it has one: watched for `SharedCache.spinLimit` (`BriefWatch`), then slept for.
         func wait() -> Result<Value, any Error> {
-            let deadline = DispatchTime.now().uptimeNanoseconds + SharedCache.spinLimit
-            while !isFinished.load(ordering: .acquiring) {
-                if DispatchTime.now().uptimeNanoseconds >= deadline {
-                    done.wait()
-                    break
-                }
-                sched_yield()
+            if !BriefWatch.until({ isFinished.load(ordering: .acquiring) }, forNanoseconds: SharedCache.spinLimit) {
+                done.wait()
             }
             return result.withLock { $0! }
         }
@@ -52,9 +45,9 @@ public final class SharedCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 
     /// How long a caller waiting for another's value watches for it before it sleeps, in nanoseconds: about what
-    /// waking a sleeping thread costs when its CPU has halted (0.14-0.17 ms on the benchmarks' virtual machine,
-    /// whose idle virtual CPUs halt at once), so that a value made in a fraction of a millisecond (a render, a
-    /// thumbnail's planes) reaches its waiter at once, and a longer wait costs at most twice what it would.
+    /// waking a sleeping thread costs when its CPU has halted (`BriefWatch`), so that a value made in a fraction of
+    /// a millisecond (a render, a thumbnail's planes) reaches its waiter at once, and a longer wait costs at most
+    /// twice what it would.
     static var spinLimit: UInt64 { 200_000 }
 
     /// The most memory the values may hold together, in bytes; 0 keeps none (identical requests in flight are

@@ -103,16 +103,14 @@ final class IdleTimeThread: @unchecked Sendable {
 
         fileprivate func giveUp() { state.store(State.givenUp.rawValue, ordering: .releasing) }
 
-        /// Spins until the work is handed over, then runs it; gives up after `standByLimit`.
+        /// Watches until the work is handed over (`BriefWatch`), then runs it; gives up after `standByLimit` unless
+        /// it is handed over meanwhile.
         fileprivate func waitAndRun() {
-            let deadline = DispatchTime.now().uptimeNanoseconds + IdleTimeThread.standByLimit
-            while state.load(ordering: .acquiring) == State.waiting.rawValue {
-                if DispatchTime.now().uptimeNanoseconds >= deadline,
-                   state.compareExchange(expected: State.waiting.rawValue, desired: State.givenUp.rawValue,
-                                         ordering: .acquiringAndReleasing).exchanged {
-                    return
-                }
-                sched_yield()
+            let handed = BriefWatch.until({ state.load(ordering: .acquiring) != State.waiting.rawValue },
+                                          forNanoseconds: IdleTimeThread.standByLimit)
+            if !handed, state.compareExchange(expected: State.waiting.rawValue, desired: State.givenUp.rawValue,
+                                              ordering: .acquiringAndReleasing).exchanged {
+                return
             }
             work.withLock { $0 }?()
         }
