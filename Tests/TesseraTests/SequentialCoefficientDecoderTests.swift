@@ -101,4 +101,24 @@ final class SequentialCoefficientDecoderTests {
             #expect(try Self.mismatches(window, path: path) == 0, "\(test.name)")
         }
     }
+
+    /// A file cut inside an MCU row's data fails as truncated in that row, and the decode stops at the row's end
+    /// rather than going on through the rest of the image as zeros.
+    @Test func aFileCutShortFailsInTheRowItsDataEnds() throws {
+        let path = try Self.cjpeg("cut", width: 301, height: 203, arguments: ["-sample", "2x2"], in: folder)
+        let index = try JPEGScanIndex(input: .file(path: path))
+        let across = index.frame.mcusAcross, down = index.frame.mcusDown
+        var rowStarts: [JPEGScanState.Resumable] = []
+        try SequentialCoefficientDecoder(index: index, input: .file(path: path))
+            .record(through: across * down, every: across, into: &rowStarts)
+        let row = down / 2, bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let cut = (rowStarts[row].reader.offset + rowStarts[row + 1].reader.offset) / 2
+        let decoder = try SequentialCoefficientDecoder(index: index, input: .bytes(Array(bytes[..<cut]), name: "cut.jpg"))
+        let window = CoefficientWindow(frame: index.frame, capacity: down)
+        window.slide(to: 0, end: down)
+        #expect(throws: TesseraError.truncated(path: "cut.jpg", detail: "in MCU row \(row) of \(down)")) {
+            try decoder.decode(through: across * down, into: window)
+        }
+        #expect(decoder.position == (row + 1) * across)
+    }
 }

@@ -211,16 +211,25 @@ final class SequentialCoefficientDecoder {
             }
             column += 1
             if column == across {
+                // Data that ended in this row is reported here, not after decoding the rest of the batch as zeros.
+                if state.reader.overran {
+                    self.position = mcu + 1
+                    throw endedEarly(row, marker: state.reader.marker)
+                }
                 column = 0
                 row += 1
                 if mcu + 1 < end { held = binding(row, window: window) }
             }
         }
         position = end
-        if state.reader.overran {
-            if state.reader.marker == 0 { throw TesseraError.truncated(path: name, detail: place(row)) }
-            throw TesseraError.corrupt(path: name, detail: "the scan's data ends early, \(place(row))")
-        }
+        if state.reader.overran { throw endedEarly(row, marker: state.reader.marker) }
+    }
+
+    /// The error for a scan whose data ran out in MCU row `row`: the file truncated when no marker followed
+    /// (`marker` 0), else corrupt.
+    private func endedEarly(_ row: Int, marker: UInt8?) -> TesseraError {
+        marker == 0 ? .truncated(path: name, detail: place(row))
+            : .corrupt(path: name, detail: "the scan's data ends early, \(place(row))")
     }
 
     /// Points `bases` and `steps` at where the blocks of MCU row `row` go in `window`: per slot, the block of MCU
