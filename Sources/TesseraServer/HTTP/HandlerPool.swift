@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Tessera
 
 /// The threads that make `HTTPAnswer.later` responses, off libmicrohttpd's polling threads: a fixed number of
@@ -46,18 +47,13 @@ public final class HandlerPool: @unchecked Sendable {
     }
 
     public let limits: Limits
-    private let condition = NSCondition()
-    // Guarded by `condition`.
-    private var queue: [Job] = []
-    private var busy = 0
-    private var refused = 0
-    private var closed = false
+    private let jobs = JobQueue<Job>(capacity: 64)
+    private let busy = Atomic(0)
+    private let refused = Atomic(0)
 
     /// A pool of `limits.threads` workers, started now.
     public init(limits: Limits) {
         self.limits = limits
-        // Made here rather than by the first job, which paid for the runtime's first instantiation of its type.
-        queue.reserveCapacity(64)
         for index in 0..<limits.threads {
             let thread = Thread { [self] in
                 JPEGThreadSetup.prepareCallingThread()
@@ -71,56 +67,36 @@ public final class HandlerPool: @unchecked Sendable {
     /// Queues `run` for the next free worker; calls `refuse` instead when the pool is closed (at once), or once
     /// the job has waited `maxWait` seconds (on the worker that took it).
     func submit(_ run: @escaping @Sendable () -> Void, refuse: @escaping @Sendable () -> Void) {
-        let accepted = condition.withLock {
-            guard !closed else {
-                refused += 1
-                return false
-            }
-            queue.append(Job(run: run, refuse: refuse, queued: .now()))
-            condition.signal()
-            return true
+        guard jobs.append(Job(run: run, refuse: refuse, queued: .now())) else {
+            refused.add(1, ordering: .relaxed)
+            refuse()
+            return
         }
-        if !accepted { refuse() }
     }
 
     /// What the pool holds now.
     public var usage: Usage {
-        condition.withLock {
-            Usage(busy: busy, queued: queue.count, refused: refused)
-        }
+        Usage(busy: busy.load(ordering: .relaxed), queued: jobs.count, refused: refused.load(ordering: .relaxed))
     }
 
     /// Stops the workers once their jobs are done; the jobs still queued are refused.
     func close() {
-        let dropped = condition.withLock {
-            closed = true
-            refused += queue.count
-            defer { queue.removeAll() }
-            condition.broadcast()
-            return queue
-        }
+        let dropped = jobs.close()
+        refused.add(dropped.count, ordering: .relaxed)
         for job in dropped { job.refuse() }
     }
 
     private func work() {
-        while let job = next() {
+        while let job = jobs.take() {
             let waited = Double(DispatchTime.now().uptimeNanoseconds - job.queued.uptimeNanoseconds) / 1e9
             if waited > limits.maxWait {
-                condition.withLock { refused += 1 }
+                refused.add(1, ordering: .relaxed)
                 job.refuse()
             } else {
-                condition.withLock { busy += 1 }
+                busy.add(1, ordering: .relaxed)
                 job.run()
-                condition.withLock { busy -= 1 }
+                busy.subtract(1, ordering: .relaxed)
             }
-        }
-    }
-
-    /// The next job, waiting for one; nil once the pool is closed.
-    private func next() -> Job? {
-        condition.withLock {
-            while queue.isEmpty && !closed { condition.wait() }
-            return closed ? nil : queue.removeFirst()
         }
     }
 }

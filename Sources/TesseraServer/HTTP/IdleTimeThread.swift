@@ -22,23 +22,19 @@ final class IdleTimeThread: @unchecked Sendable {
     /// for (an image opened on a polling thread, a fraction of a millisecond).
     static let standByLimit: UInt64 = 5_000_000
 
-    private let condition = NSCondition()
-    // Guarded by `condition`.
-    private var queue: [(job: @Sendable () -> Void, preempts: Bool)] = []
-    private var closed = false
+    private let queue = JobQueue<(job: @Sendable () -> Void, preempts: Bool)>(limit: maxQueued, capacity: maxQueued)
     /// How many times the jobs yielded their core (read by tests).
     let yields = Atomic(0)
 
     /// The thread, named `name`, started.
     init(name: String) {
-        queue.reserveCapacity(Self.maxQueued)
         let thread = Thread { [self] in
             _ = tessera_thread_run_only_when_idle()
             JPEGThreadSetup.prepareCallingThread()
             // Whether the job running (or the one interrupted) preempted: none is nested in it.
             var inPreempting = false
             let yieldPoint = { [self] in
-                if !inPreempting, let (preempting, _) = next(preemptingOnly: true) {
+                if !inPreempting, let (preempting, _) = queue.take(preferring: { $0.preempts }, onlyPreferred: true) {
                     inPreempting = true
                     preempting()
                     inPreempting = false
@@ -46,7 +42,7 @@ final class IdleTimeThread: @unchecked Sendable {
                 sched_yield()
                 yields.add(1, ordering: .relaxed)
             }
-            while let (job, preempts) = next() {
+            while let (job, preempts) = queue.take(preferring: { $0.preempts }) {
                 inPreempting = preempts
                 CooperativeYield.run(stepAside: yieldPoint, job)
             }
@@ -61,12 +57,7 @@ final class IdleTimeThread: @unchecked Sendable {
     /// would never be made. Returns whether it was queued.
     @discardableResult
     func submit(_ job: @escaping @Sendable () -> Void, preempting: Bool = false) -> Bool {
-        condition.withLock {
-            guard !closed, queue.count < Self.maxQueued else { return false }
-            queue.append((job, preempting))
-            condition.signal()
-            return true
-        }
+        queue.append((job, preempting))
     }
 
     /// A preempting job queued now whose work is handed to it later (`StandBy.hand`), for work that can start only
@@ -117,23 +108,5 @@ final class IdleTimeThread: @unchecked Sendable {
     }
 
     /// Drops the jobs still waiting and stops the thread once its job is done.
-    func close() {
-        condition.withLock {
-            closed = true
-            queue.removeAll()
-            condition.broadcast()
-        }
-    }
-
-    /// The next job taken from the queue: the first preempting one, else (unless `preemptingOnly`) the first,
-    /// waiting for one (unless `preemptingOnly`: then nil when none waits); nil once closed.
-    private func next(preemptingOnly: Bool = false) -> (job: @Sendable () -> Void, preempts: Bool)? {
-        condition.withLock {
-            while !preemptingOnly && queue.isEmpty && !closed { condition.wait() }
-            guard !closed, let index = queue.firstIndex(where: { $0.preempts }) ?? (preemptingOnly ? nil : 0) else {
-                return nil
-            }
-            return queue.remove(at: index)
-        }
-    }
+    func close() { queue.close() }
 }
