@@ -113,7 +113,8 @@ final class SequentialCoefficientDecoderTests {
             .record(through: across * down, every: across, into: &rowStarts)
         let row = down / 2, bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         let cut = (rowStarts[row].reader.offset + rowStarts[row + 1].reader.offset) / 2
-        let decoder = try SequentialCoefficientDecoder(index: index, input: .bytes(Array(bytes[..<cut]), name: "cut.jpg"))
+        let decoder = try SequentialCoefficientDecoder(index: index,
+                                                       input: .bytes(Array(bytes[..<cut]), name: "cut.jpg"))
         let window = CoefficientWindow(frame: index.frame, capacity: down)
         window.slide(to: 0, end: down)
         #expect(throws: TesseraError.truncated(path: "cut.jpg", detail: "in MCU row \(row) of \(down)")) {

@@ -148,7 +148,8 @@ extension TIFFTests {
     @Test func aFileCutBeforeItsFirstDirectoryIsTruncated() throws {
         let header: [UInt8] = [0x49, 0x49, 42, 0, 0x00, 0x10, 0, 0] + [UInt8](repeating: 0, count: 100)
         let error = #expect(throws: TesseraError.self) { try ImageSource(bytes: header, name: "cut.tif") }
-        #expect(error?.description == "cut.tif: truncated before its first directory (the header places it past the end)")
+        #expect(error?.description
+                == "cut.tif: truncated before its first directory (the header places it past the end)")
     }
 }
 

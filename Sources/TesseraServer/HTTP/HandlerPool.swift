@@ -67,10 +67,9 @@ public final class HandlerPool: @unchecked Sendable {
     /// Queues `run` for the next free worker; calls `refuse` instead when the pool is closed (at once), or once
     /// the job has waited `maxWait` seconds (on the worker that took it).
     func submit(_ run: @escaping @Sendable () -> Void, refuse: @escaping @Sendable () -> Void) {
-        guard jobs.append(Job(run: run, refuse: refuse, queued: .now())) else {
+        if !jobs.append(Job(run: run, refuse: refuse, queued: .now())) {
             refused.add(1, ordering: .relaxed)
             refuse()
-            return
         }
     }
 

@@ -57,7 +57,8 @@ final class TIFFDecoder: ImageDecoder, TiledRowDecoder {
         guard let first = directories.directory(at: directories.firstOffset) else {
             if let failure = file?.failure { throw failure }
             throw directories.firstOffset >= UInt64(byteCount)
-                ? TesseraError.truncated(path: name, detail: "before its first directory (the header places it past the end)")
+                ? TesseraError.truncated(path: name,
+                                         detail: "before its first directory (the header places it past the end)")
                 : TesseraError.corrupt(path: name, detail: "the first TIFF directory cannot be read")
         }
         let layout = try TIFFLayout(first, name: name)
