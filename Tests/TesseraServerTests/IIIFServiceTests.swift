@@ -42,6 +42,23 @@ import Testing
         return Double(zip(a.bytes, b.bytes).reduce(0) { $0 + abs(Int($1.0) - Int($1.1)) }) / Double(a.bytes.count)
     }
 
+    /// An error answered to a client names the image it asked for, never the file the server read: paths on the
+    /// server's disks (or its storage's addresses) are its own business.
+    @Test func errorsNameTheImageAskedForNotTheServersFile() throws {
+        let path = try image("cut")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        try bytes.prefix(bytes.count / 3).write(to: URL(fileURLWithPath: path))
+        try Data("hello\n".utf8).write(to: URL(fileURLWithPath: folder + "/images/notes.txt"))
+        let service = IIIFService(catalog: try ImageCatalog(path: folder + "/images"))
+        for (request, status, message) in [("/iiif/cut/full/max/0/default.jpg", 500, "cut: truncated"),
+                                           ("/iiif/notes.txt/info.json", 404, "notes.txt: not an image")] {
+            let response = get(service, request)
+            let body = String(decoding: response.body, as: UTF8.self)
+            #expect(response.status == status && body.hasPrefix(message), "\(request): \(body)")
+            #expect(!body.contains(folder), "\(request): \(body)")
+        }
+    }
+
     @Test func streamedAndWholeRendersAgreeAndARenderOverTheWholeBudgetIsA400() throws {
         _ = try image("wide")
         let service = IIIFService(catalog: try ImageCatalog(path: folder + "/images"))

@@ -189,15 +189,16 @@ public final class IIIFService: Sendable {
         } catch let refusal as RenderRefusal {
             return refusal.response
         } catch let error as TesseraError {
+            let message = error.about(identifier).description
             // A file in the folder that is not an image is not an image the server has.
-            if case .unknownFormat = error { return .text(404, error.description) }
+            if case .unknownFormat = error { return .text(404, message) }
             // A remote image the server names nothing for is not an image; any other failure of the remote host is
             // a bad gateway.
-            if RemoteFile.isMissing(error) { return .text(404, error.description) }
-            if case .http = error { return .text(502, error.description) }
-            return .text(500, error.description)
+            if RemoteFile.isMissing(error) { return .text(404, message) }
+            if case .http = error { return .text(502, message) }
+            return .text(500, message)
         } catch {
-            return .text(500, "\(error)")
+            return .text(500, TesseraError.message(for: error, about: identifier))
         }
     }
 

@@ -43,11 +43,10 @@ public struct ProgressiveStreamService: Sendable {
         let source: ImageSource
         do {
             source = try ImageSource(path: path)
-        } catch let error as TesseraError {
-            if case .unknownFormat = error { return .text(404, error.description) }
-            return .text(500, error.description)
         } catch {
-            return .text(500, "\(error)")
+            let message = TesseraError.message(for: error, about: identifier)
+            if case .unknownFormat? = error as? TesseraError { return .text(404, message) }
+            return .text(500, message)
         }
         let longer = max(source.properties.width, source.properties.height)
         let size = segments[1] == "max" ? longer : Int(segments[1]) ?? 0
@@ -64,7 +63,7 @@ public struct ProgressiveStreamService: Sendable {
         } catch let refusal as RenderRefusal {
             return refusal.response
         } catch {
-            return .text(500, "\(error)")
+            return .text(500, TesseraError.message(for: error, about: identifier))
         }
         var options = EncodeOptions()
         options.quality = quality

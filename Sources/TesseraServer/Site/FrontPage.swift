@@ -88,7 +88,7 @@ struct FrontPage: Sendable {
             properties = try ImageSource(path: path).properties
         } catch {
             return "<li class=\"image broken\"><span class=\"thumb\"></span><span class=\"name\">\(name)</span>"
-                + "<span class=\"meta\">\(escapeHTML("\(error)"))</span></li>"
+                + "<span class=\"meta\">\(escapeHTML(TesseraError.message(for: error, about: identifier)))</span></li>"
         }
         let target = hasViewer ? "\(root)/view/\(encoded)" : info
         let thumbnail = thumbnailSize(properties.size)
