@@ -199,13 +199,7 @@ public final class ZipContainer: PyramidContainer {
         guard (try? file.seek(to: total - tail)) != nil, let bytes = try? file.read(tail), bytes.count == tail else {
             return nil
         }
-        // The end record is the last signature whose comment length reaches exactly to the end of the file.
-        for start in stride(from: tail - 22, through: 0, by: -1)
-        where bytes[start] == 0x50 && bytes[start + 1] == 0x4B && bytes[start + 2] == 0x05 && bytes[start + 3] == 0x06 {
-            let length = Int(bytes[start + 20]) | Int(bytes[start + 21]) << 8
-            if start + 22 + length == tail { return String(decoding: bytes[(start + 22)...], as: UTF8.self) }
-        }
-        return nil
+        return ZipArchive.endRecord(in: bytes).map { String(decoding: bytes[($0 + 22)...], as: UTF8.self) }
     }
 
     /// Reads the local headers of a partial zip from the start, keeping every entry whose data is all there;
