@@ -150,11 +150,17 @@ struct FuzzTarget: Sendable {
     /// A pyramid's zip as a killed build leaves it and a finished one is checked: the bytes as the partial zip that
     /// `--resume` reads the complete entries of (then adds one and commits), and as a finished zip whose end record
     /// holds the build key.
-    static let zip = FuzzTarget(name: "zip", summary: "pyramid zips: a partial one resumed, a finished one's key") { bytes in
+    static let zip = FuzzTarget(name: "zip", summary: "zips: read as a pyramid, a partial one resumed, a finished one's key") {
+        bytes in
         let folder = try FuzzScratch.shared().folder
         let path = folder + "/pyramid.zip", partial = folder + "/.pyramid.zip.tessera-partial"
         let key = BuildKey(source: "fuzz", options: [])
         for file in [path, partial] { try Data(bytes).write(to: URL(fileURLWithPath: file)) }
+        // Read back as the pyramid it may hold: properties, a read at 1/2, and its stored tiles as a server sends them.
+        if let source = try? ImageSource(path: path), source.properties.width * source.properties.height <= decodedPixels {
+            _ = try? source.makeReader(ReadOptions(scale: 2)).readAll(budget: .default, name: "fuzz")
+            try? storedTiles(of: source)
+        }
         try Data(key.description.utf8).write(to: URL(fileURLWithPath: partial + ".key"))
         _ = CompletionRecord.zip(path).isComplete(for: key)
         let container = try ZipContainer(path: path, partial: .resume, buildKey: key.description)

@@ -11,7 +11,8 @@ enum TileCommand: Command {
         summary: "cut an image into a tile pyramid: Deep Zoom, Zoomify, XYZ, IIIF level 0, a grid or a pyramidal TIFF",
         details: """
             OUT names the output: for Deep Zoom, OUT.dzi beside OUT_files/; for the others, the folder OUT/
-            (or OUT.zip with --container zip). It is built under a hidden temporary name and moved into place
+            (or OUT.zip with --container zip, which every command reads as the image, as it does the folder). It
+            is built under a hidden temporary name and moved into place
             when complete; a killed build can be finished with --resume. For tiff, OUT is the .tif file: JPEG
             tiles (--format jpg), WebP tiles (webp) or deflated pixels (png), each level a page (or a SubIFD), BigTIFF
             when it passes 4 GiB; it cannot resume, skip blank tiles or go in a zip.

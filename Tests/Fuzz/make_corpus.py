@@ -73,7 +73,8 @@ def images():
 
 def zips():
     """Stored zips as a pyramid build writes them: a finished one whose comment is a build key, the same cut off
-    mid-entry (a killed build's partial zip), and one past Zip64's limits in nothing but its records' fields."""
+    mid-entry (a killed build's partial zip), and one past Zip64's limits in nothing but its records' fields; and a
+    Deep Zoom pyramid of an 8 x 8 image deflated, as zip tools pack a folder, that reads as an image."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
         archive.comment = b"fuzz"
@@ -87,6 +88,13 @@ def zips():
         with archive.open("big.bin", "w", force_zip64=True) as entry:
             entry.write(b"tile")
     yield "zip64.zip", zip64.getvalue()
+    deflated = io.BytesIO()
+    with zipfile.ZipFile(deflated, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("p/p.dzi", b'<Image xmlns="http://schemas.microsoft.com/deepzoom/2008" Format="jpeg"'
+                                    b' Overlap="0" TileSize="254"><Size Width="8" Height="8"/></Image>')
+        for level in range(4):
+            archive.writestr(f"p/p_files/{level}/0_0.jpeg", encoded(picture(1 << level, 1 << level), "JPEG", quality=50))
+    yield "pyramid.zip", deflated.getvalue()
 
 
 def main():

@@ -297,4 +297,23 @@ private final class FakeServer: HTTPFetching, @unchecked Sendable {
             .readAll(budget: .default, name: remote.url)
         #expect(read.bytes == local.bytes)
     }
+
+    /// A pyramid in a zip on a web server: its directory and each tile read by byte ranges, as from the file.
+    @Test(arguments: ["dz", "iiif"])
+    func aZippedPyramidReadsByRangesAsFromTheFile(layout: String) throws {
+        let path = try TestImages.pyramid(TestImages.make(width: 300, height: 200, format: .rgb8), layout: layout,
+                                          tileSize: 64, format: .jpeg, zipped: true)
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let bytes = try #require(FileManager.default.contents(atPath: path))
+        let server = FakeServer(Array(bytes))
+        let remote = try RemoteFile(url: "http://host/pyramid.zip", fetcher: server, cache: BlockCache(budget: 1 << 20),
+                                    blockSize: 1 << 10)
+        let region = Rect(x: 70, y: 20, width: 100, height: 90)
+        let local = try ImageSource(path: path).makeReader(ReadOptions(region: region)).readAll(budget: .default, name: path)
+        let read = try ImageSource(input: .remote(remote)).makeReader(ReadOptions(region: region))
+            .readAll(budget: .default, name: remote.url)
+        #expect(read.bytes == local.bytes)
+        #expect(server.rangeRequests > 0 && Set(server.requests.compactMap(\.range)).count == server.rangeRequests,
+                "read by ranges, none twice")
+    }
 }

@@ -167,4 +167,27 @@ enum TestImages {
             check(damaged, "trial \(trial) with flipped bytes")
         }
     }
+
+    /// Writes `image` as a pyramid of lossless PNG tiles in `layout` ("dz" or "iiif") and returns its descriptor,
+    /// or its zip with `zipped`.
+    static func pyramid(_ image: ImageBuffer, layout: String, tileSize: Int, overlap: Int = 0,
+                        format: TileFormat = .png, skipBlank: Bool = false, zipped: Bool = false) throws -> String {
+        let folder = try TestImages.folder()
+        let plan = try PyramidPlan(imageSize: image.size, tileSize: tileSize, overlap: overlap,
+                                   depth: layout == "dz" ? .onePixel : .oneTile)
+        let tileLayout: any PyramidLayout = layout == "dz"
+            ? DeepZoomLayout(plan: plan, name: "pyramid", tileFormat: format)
+            : IIIFLayout(plan: plan, name: "pyramid", tileFormat: format, baseURI: "http://localhost/pyramid")
+        let container: any PyramidContainer = zipped
+            ? try ZipContainer(path: folder + "/pyramid.zip", partial: .discard, buildKey: "test")
+            : try DirectoryContainer(parent: folder, entries: tileLayout.topLevelEntries, buildKey: "test",
+                                     partial: .discard)
+        var options = PyramidBuilder.Options()
+        options.tileFormat = format
+        options.skipBlank = skipBlank
+        _ = try PyramidBuilder(plan: plan, sink: LayoutSink(layout: tileLayout, container: container), options: options)
+            .build(from: BufferReader(image))
+        if zipped { return folder + "/pyramid.zip" }
+        return folder + (layout == "dz" ? "/pyramid.dzi" : "/pyramid/info.json")
+    }
 }

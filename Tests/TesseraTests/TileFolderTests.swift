@@ -4,29 +4,63 @@ import Testing
 
 /// Deep Zoom and IIIF level-0 folders read back as images through their descriptors.
 @Suite struct TileFolderTests {
-    /// Writes `image` as a pyramid of lossless PNG tiles in `layout` ("dz" or "iiif") and returns its descriptor.
-    private func pyramid(_ image: ImageBuffer, layout: String, tileSize: Int, overlap: Int = 0,
-                         format: TileFormat = .png, skipBlank: Bool = false) throws -> String {
+    @Test func aPyramidInAZipReadsBackAsTheImage() throws {
+        let image = TestImages.make(width: 301, height: 203, format: .rgb8)
+        for layout in ["dz", "iiif"] {
+            let path = try TestImages.pyramid(image, layout: layout, tileSize: 64, zipped: true)
+            let source = try ImageSource(path: path)
+            #expect(source.properties.format == (layout == "dz" ? .deepZoom : .iiif))
+            #expect(source.properties.size == image.size)
+            #expect(TestImages.maxDifference(try source.makeReader().readAll(), image) == 0, "\(layout)")
+            let rect = Rect(x: 60, y: 61, width: 130, height: 70)
+            #expect(TestImages.maxDifference(try source.makeReader(ReadOptions(region: rect)).readAll(),
+                                             TestImages.crop(image, rect)) == 0, "\(layout)")
+        }
+    }
+
+    @Test func storedJPEGTilesInAZipAreItsEntries() throws {
+        let image = TestImages.make(width: 200, height: 130, format: .rgb8)
+        let path = try TestImages.pyramid(image, layout: "iiif", tileSize: 64, format: .jpeg, zipped: true)
+        let tiles = try #require(try ImageSource(path: path).storedJPEGTiles())
+        let archive = try ZipArchive(input: .file(path: path))
+        #expect(try tiles.jpeg(scale: 1, column: 1, row: 0, size: Size(width: 64, height: 64))
+                == archive.data(of: "pyramid/64,0,64,64/64,64/0/default.jpg"))
+        #expect(try tiles.jpeg(scale: 1, column: 3, row: 0, size: Size(width: 8, height: 64))
+                == archive.data(of: "pyramid/192,0,8,64/8,64/0/default.jpg"))
+    }
+
+    /// A zip read as an image holds one pyramid, found nearest its top; a zip of none, or of two side by side, is
+    /// refused, naming the zip.
+    @Test func aZipHoldsOnePyramid() throws {
         let folder = try TestImages.folder()
-        let plan = try PyramidPlan(imageSize: image.size, tileSize: tileSize, overlap: overlap,
-                                   depth: layout == "dz" ? .onePixel : .oneTile)
-        let tileLayout: any PyramidLayout = layout == "dz"
-            ? DeepZoomLayout(plan: plan, name: "pyramid", tileFormat: format)
-            : IIIFLayout(plan: plan, name: "pyramid", tileFormat: format, baseURI: "http://localhost/pyramid")
-        let container = try DirectoryContainer(parent: folder, entries: tileLayout.topLevelEntries, buildKey: "test",
-                                               partial: .discard)
-        var options = PyramidBuilder.Options()
-        options.tileFormat = format
-        options.skipBlank = skipBlank
-        _ = try PyramidBuilder(plan: plan, sink: LayoutSink(layout: tileLayout, container: container), options: options)
-            .build(from: BufferReader(image))
-        return folder + (layout == "dz" ? "/pyramid.dzi" : "/pyramid/info.json")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let image = TestImages.make(width: 90, height: 60, format: .rgb8)
+        let inner = try TestImages.pyramid(image, layout: "dz", tileSize: 64)
+        let descriptor = Array(try Data(contentsOf: URL(fileURLWithPath: inner)))
+        func zip(_ name: String, _ files: [(String, [UInt8])]) throws -> String {
+            let path = "\(folder)/\(name).zip"
+            let container = try ZipContainer(path: path, partial: .discard, buildKey: "k")
+            for (file, bytes) in files { try container.write(bytes, to: file) }
+            try container.commit()
+            return path
+        }
+        let tile = Array(try Data(contentsOf: URL(fileURLWithPath: (inner as NSString).deletingLastPathComponent
+                                                      + "/pyramid_files/0/0_0.png")))
+        let nested = try zip("nested", [("a/b/other.dzi", descriptor), ("a/pyramid.dzi", descriptor),
+                                        ("a/pyramid_files/0/0_0.png", tile)])
+        #expect(try ImageSource(path: nested).properties.size == image.size, "the descriptor nearest the top")
+        let none = try zip("none", [("readme.txt", Array("hello".utf8))])
+        #expect(throws: TesseraError.unsupported(path: none, feature: "a zip that holds no Deep Zoom .dzi or IIIF "
+                                                     + "info.json pyramid")) { try ImageSource(path: none) }
+        let two = try zip("two", [("b.dzi", descriptor), ("a.dzi", descriptor)])
+        #expect(throws: TesseraError.unsupported(path: two, feature: "a zip of 2 pyramids (a.dzi, b.dzi): one is read "
+                                                     + "per zip")) { try ImageSource(path: two) }
     }
 
     @Test func aPyramidReadsBackAsTheImageItWasCutFrom() throws {
         let image = TestImages.make(width: 301, height: 203, format: .rgb8)
         for (layout, overlap) in [("dz", 1), ("dz", 0), ("iiif", 0)] {
-            let source = try ImageSource(path: try pyramid(image, layout: layout, tileSize: 64, overlap: overlap))
+            let source = try ImageSource(path: try TestImages.pyramid(image, layout: layout, tileSize: 64, overlap: overlap))
             #expect(source.properties.format == (layout == "dz" ? .deepZoom : .iiif))
             #expect(source.properties.size == image.size)
             #expect(source.properties.levels.prefix(3) == [Size(width: 301, height: 203), Size(width: 151, height: 102),
@@ -41,7 +75,7 @@ import Testing
 
     @Test func reducedReadsComeFromTheLevels() throws {
         let image = TestImages.make(width: 300, height: 200, format: .rgb8, smooth: true)
-        let source = try ImageSource(path: try pyramid(image, layout: "dz", tileSize: 32, overlap: 1))
+        let source = try ImageSource(path: try TestImages.pyramid(image, layout: "dz", tileSize: 32, overlap: 1))
         for scale in [2, 4, 16] {
             let level = try source.makeReader(ReadOptions(scale: scale)).readAll()
             let expected = try BoxShrinkReader(source: BufferReader(image), factor: scale).readAll()
@@ -54,7 +88,7 @@ import Testing
         var image = ImageBuffer(width: 128, height: 64, format: .rgb8)
         for index in image.bytes.indices { image.bytes[index] = index % 384 < 192 ? 255 : 10 }
         for y in 0..<64 { for x in 0..<64 { for c in 0..<3 { image.bytes[(y * 128 + x) * 3 + c] = 255 } } }
-        let path = try pyramid(image, layout: "dz", tileSize: 64, skipBlank: true)
+        let path = try TestImages.pyramid(image, layout: "dz", tileSize: 64, skipBlank: true)
         #expect(!FileManager.default.fileExists(atPath: (path as NSString).deletingLastPathComponent
                                                    + "/pyramid_files/7/0_0.png"))
         #expect(TestImages.maxDifference(try ImageSource(path: path).makeReader().readAll(), image) == 0)
@@ -62,12 +96,12 @@ import Testing
 
     @Test func storedJPEGTilesAreThoseOfSquareTilesWithoutOverlap() throws {
         let image = TestImages.make(width: 200, height: 130, format: .rgb8)
-        let withOverlap = try ImageSource(path: try pyramid(image, layout: "dz", tileSize: 64, overlap: 1))
+        let withOverlap = try ImageSource(path: try TestImages.pyramid(image, layout: "dz", tileSize: 64, overlap: 1))
         #expect(try withOverlap.storedJPEGTiles() == nil)
-        let lossless = try ImageSource(path: try pyramid(image, layout: "iiif", tileSize: 64))
+        let lossless = try ImageSource(path: try TestImages.pyramid(image, layout: "iiif", tileSize: 64))
         #expect(try lossless.storedJPEGTiles() == nil, "PNG tiles are not JPEG answers")
         for layout in ["dz", "iiif"] {
-            let path = try pyramid(image, layout: layout, tileSize: 64, format: .jpeg)
+            let path = try TestImages.pyramid(image, layout: layout, tileSize: 64, format: .jpeg)
             let tiles = try #require(try ImageSource(path: path).storedJPEGTiles())
             let folder = (path as NSString).deletingLastPathComponent
             let file = layout == "dz" ? folder + "/pyramid_files/8/1_0.jpeg" : folder + "/64,0,64,64/64,64/0/default.jpg"

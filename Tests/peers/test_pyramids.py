@@ -148,6 +148,49 @@ def test_zip_container_holds_the_folder_tree_byte_for_byte(tessera, tmp_path, so
     assert zipped == folder
 
 
+@pytest.mark.parametrize("maker", ["libvips", "tessera", "zipfile"])
+@pytest.mark.parametrize("layout", ["dz", "iiif"])
+def test_a_pyramid_in_a_zip_reads_as_its_folder(tessera, tmp_path, sources, maker, layout):
+    """A zipped pyramid (libvips' dzsave --container zip, deflated; ours, stored; a folder deflated by Python's
+    zipfile) is read by `info` and `convert` as the folder it holds."""
+    source = sources[(1000, 700)]
+    folder, zipped = tmp_path / "folder", tmp_path / "p.zip"
+    folder.mkdir()
+    if maker == "libvips":
+        vips_layout = {"dz": "dz", "iiif": "iiif3"}[layout]
+        assert run("vips", "dzsave", source, folder / "p", "--layout", vips_layout).returncode == 0
+        assert run("vips", "dzsave", source, zipped, "--layout", vips_layout, "--container", "zip").returncode == 0
+    else:
+        tessera_ok(tessera, "tile", source, folder / "p", "--layout", layout)
+        if maker == "tessera":
+            tessera_ok(tessera, "tile", source, tmp_path / "p", "--layout", layout, "--container", "zip")
+        else:
+            with zipfile.ZipFile(zipped, "w", zipfile.ZIP_DEFLATED) as archive:
+                for path, file in tree(folder, OURS_EXTRAS).items():
+                    archive.write(file, path)
+    descriptor = folder / "p.dzi" if (folder / "p.dzi").exists() else folder / "p" / "info.json"
+    info = json.loads(tessera_ok(tessera, "info", zipped, "--json").stdout)
+    assert (info["width"], info["height"], info["format"]) == (1000, 700, {"dz": "deepZoom", "iiif": "iiif"}[layout])
+    for scale in ["1/1", "1/4"]:
+        tessera_ok(tessera, "convert", descriptor, tmp_path / "from-folder.png", "--scale", scale)
+        tessera_ok(tessera, "convert", zipped, tmp_path / "from-zip.png", "--scale", scale)
+        assert np.array_equal(pixels(tmp_path / "from-zip.png"), pixels(tmp_path / "from-folder.png")), scale
+
+
+def test_damaged_zips_fail_with_one_line_naming_the_file(tessera, tmp_path, sources):
+    tessera_ok(tessera, "tile", sources[(513, 257)], tmp_path / "p", "--container", "zip")
+    whole = (tmp_path / "p.zip").read_bytes()
+    (tmp_path / "cut.zip").write_bytes(whole[:len(whole) // 2])
+    with zipfile.ZipFile(tmp_path / "readme.zip", "w") as archive:
+        archive.writestr("readme.txt", "no pyramid here")
+    for name, message in [("cut.zip", "no zip end record"), ("readme.zip", "holds no Deep Zoom .dzi or IIIF")]:
+        for command in [["info"], ["convert", tmp_path / "out.png"]]:
+            result = run(tessera, command[0], tmp_path / name, *command[1:])
+            assert result.returncode != 0 and message in result.stderr, (name, command, result.stderr)
+            assert result.stderr.count("\n") == 1 and str(tmp_path / name) in result.stderr
+        assert not (tmp_path / "out.png").exists()
+
+
 def test_thread_count_does_not_change_a_byte(tessera, tmp_path, sources):
     for threads in ("1", "4"):
         tessera_ok(tessera, "tile", sources[(1000, 700)], tmp_path / threads / "p", "--threads", threads)

@@ -11,6 +11,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -49,8 +50,11 @@ def server(tessera, tmp_path_factory):
     assert subprocess.run(["vips", "tiffsave", big, root / "vips.tif", "--tile", "--pyramid", "--compression", "jpeg",
                            "--tile-width", "256", "--tile-height", "256"], capture_output=True).returncode == 0
     for name, options in [("vdz", ["--overlap", "0", "--tile-size", "256"]), ("vdz1", []),
-                          ("viiif", ["--layout", "iiif3", "--tile-size", "256"])]:
+                          ("viiif", ["--layout", "iiif3", "--tile-size", "256"]),
+                          ("vzip.zip", ["--overlap", "0", "--tile-size", "256", "--container", "zip"])]:
         assert subprocess.run(["vips", "dzsave", big, root / name, *options], capture_output=True).returncode == 0
+    assert subprocess.run([tessera, "tile", big, root / "ours", "--layout", "iiif", "--tile-size", "256", "--container",
+                           "zip"], capture_output=True).returncode == 0
     outside = tmp_path_factory.mktemp("outside")
     (outside / "secret.png").write_bytes((root / "maps" / "photo.png").read_bytes())
     os.symlink(outside / "secret.png", root / "escape.png")
@@ -138,10 +142,10 @@ def test_every_parameter_form_gives_the_expected_pixels(server, path, region, si
 def test_pyramids_made_by_libvips_are_listed_and_served_as_images(server):
     index = fetch(f"{server.rsplit('/', 1)[0]}/")[2].decode()
     names = re.findall(r'class="name"[^>]*>([^<]*)</', index)
-    for name in ["vdz.dzi", "vdz1.dzi", "viiif"]:
+    for name in ["vdz.dzi", "vdz1.dzi", "viiif", "vzip.zip", "ours.zip"]:
         assert name in names
     assert not [name for name in names if "_files" in name or "default" in name], names
-    for identifier in ["vdz", "vdz1.dzi", "viiif"]:
+    for identifier in ["vdz", "vdz1.dzi", "viiif", "vzip", "ours.zip"]:
         info = json.loads(fetch(f"{server}/{identifier}/info.json")[2])
         assert (info["width"], info["height"]) == (1100, 900), identifier
         image, _ = image_at(f"{server}/{identifier}/100,200,500,300/250,/0/default.png")
@@ -153,11 +157,19 @@ def test_pyramids_made_by_libvips_are_listed_and_served_as_images(server):
     ("vdz", "256,0,256,256", "vdz_files/11/1_0.jpeg"),
     ("vdz", "512,0,512,512", "vdz_files/10/1_0.jpeg"),
     ("viiif", "256,0,256,256", "viiif/256,0,256,256/256,256/0/default.jpg"),
+    ("vzip.zip", "512,0,512,512", "vzip.zip:vzip/vzip_files/10/1_0.jpeg"),
+    ("ours.zip", "256,256,256,256", "ours.zip:ours/256,256,256,256/256,256/0/default.jpg"),
 ])
 def test_tiles_of_prebuilt_pyramids_are_sent_as_stored(server, identifier, region, stored):
+    """Stored tiles from a folder, or from a zip (`archive:entry`: libvips' deflated, or Tessera's stored)."""
     status, headers, body = fetch(f"{server}/{identifier}/{region}/256,/0/default.jpg")
     assert status == 200 and headers["content-type"] == "image/jpeg"
-    assert body == (server_root(server) / stored).read_bytes()
+    archive, _, entry = stored.rpartition(":")
+    if archive:
+        with zipfile.ZipFile(server_root(server) / archive) as opened:
+            assert body == opened.read(entry)
+    else:
+        assert body == (server_root(server) / stored).read_bytes()
 
 
 @pytest.mark.parametrize("format,media", [("jpg", "image/jpeg"), ("png", "image/png"), ("webp", "image/webp")])

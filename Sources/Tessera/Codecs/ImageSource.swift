@@ -60,7 +60,10 @@ public final class ImageSource: Sendable {
     public init(input: ImageInput, budget: MemoryBudget = .default) throws {
         let header = try input.prefix(ImageFormat.headerLength)
         if header.isEmpty { throw TesseraError.truncated(path: input.name, detail: "(the file is empty)") }
-        guard let format = ImageFormat.detect(header) else { throw TesseraError.unknownFormat(path: input.name) }
+        // A zip is read as the pyramid it holds (`TileFolderPyramid`), whose descriptor tells its layout.
+        guard let format = ImageFormat.detect(header) ?? (ZipArchive.starts(header) ? .deepZoom : nil) else {
+            throw TesseraError.unknownFormat(path: input.name)
+        }
         var (properties, shared) = try Self.decoder(for: format).open(input, budget: budget)
         // Formats that read the whole file or know its length (TIFF, WebP, JPEG 2000) have given it already.
         if properties.fileSize == 0 { properties.fileSize = try input.byteCount() }

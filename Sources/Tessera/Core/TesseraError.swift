@@ -24,7 +24,7 @@ public enum TesseraError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .io(path, detail): return "\(path): \(detail)"
-        case let .unknownFormat(path): return "\(path): not an image in a supported format (JPEG, PNG, TIFF, WebP, BMP, GIF, JPEG 2000, or a Deep Zoom .dzi or IIIF info.json pyramid)"
+        case let .unknownFormat(path): return "\(path): not an image in a supported format (JPEG, PNG, TIFF, WebP, BMP, GIF, JPEG 2000, or a Deep Zoom .dzi or IIIF info.json pyramid, in a folder or a zip)"
         case let .truncated(path, detail): return "\(path): truncated \(detail)"
         case let .corrupt(path, detail): return "\(path): corrupt data: \(detail)"
         case let .unsupported(path, feature): return "\(path): unsupported: \(feature)"

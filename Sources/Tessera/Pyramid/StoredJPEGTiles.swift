@@ -51,8 +51,7 @@ extension ImageSource {
         switch properties.format {
         case .tiff: return shared as? StoredTileReader
         case .deepZoom, .iiif:
-            if case .bytes = input { return nil }
-            let pyramid = try TileFolderPyramid(input: input, format: properties.format)
+            guard let pyramid = (shared as? OpenedTileFolder)?.pyramid else { return nil }
             return pyramid.storesJPEGTiles ? pyramid : nil
         default: return nil
         }

@@ -46,7 +46,7 @@ public struct ImageCatalog: Sendable {
     }
 
     /// Extensions tried, in order, for an identifier given without one (`maps/china` for `maps/china.jpg`).
-    static let imageExtensions = ["jpg", "jpeg", "png", "tif", "tiff", "webp", "bmp", "gif", "jp2", "jph", "j2k", "j2c", "dzi"]
+    static let imageExtensions = ["jpg", "jpeg", "png", "tif", "tiff", "webp", "bmp", "gif", "jp2", "jph", "j2k", "j2c", "dzi", "zip", "szi"]
 
     /// The file an identifier names, with or without its extension, or nil if it names nothing servable inside
     /// the root; for a IIIF level-0 folder, its `info.json`.

@@ -13,17 +13,28 @@ final class TileFolderDecoder: ImageDecoder, TiledRowDecoder {
     private let blank: [UInt8]
 
     static func readProperties(of input: ImageInput) throws -> ImageProperties {
-        let kind = try detectedFormat(input)
-        let pyramid = try open(input, format: kind)
+        try open(input, budget: .default).properties
+    }
+
+    /// The properties, and the pyramid opened once for every decoder of the source (`OpenedTileFolder`): its
+    /// descriptor read, and a zip's directory.
+    static func open(_ input: ImageInput, budget: MemoryBudget) throws
+        -> (properties: ImageProperties, shared: (any SharedDecoderState)?) {
+        let pyramid = try open(input, format: try detectedFormat(input))
         let sample = try ImageSource(input: try pyramid.sampleTile()).properties
         let format = pixelFormat(sample)
+        let kind: ImageFormat
+        switch pyramid.layout {
+        case .deepZoom: kind = .deepZoom
+        case .iiif: kind = .iiif
+        }
         var properties = ImageProperties(format: kind, width: pyramid.imageSize.width,
                                          height: pyramid.imageSize.height, channels: format.channelCount, bitDepth: 8,
                                          colorModel: format.isColor ? .rgb : .gray, hasAlpha: format.hasAlpha,
                                          hasICCProfile: sample.hasICCProfile,
                                          levels: pyramid.scaleFactors.map { pyramid.levelSize(scale: $0) })
         properties.tileSize = Size(width: pyramid.tileWidth, height: pyramid.tileHeight)
-        return properties
+        return (properties, OpenedTileFolder(pyramid: pyramid))
     }
 
     static func nativeScales(for properties: ImageProperties) -> [Int] {
@@ -31,7 +42,7 @@ final class TileFolderDecoder: ImageDecoder, TiledRowDecoder {
     }
 
     init(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws {
-        pyramid = try Self.open(input, format: properties.format)
+        pyramid = try (request.shared as? OpenedTileFolder)?.pyramid ?? Self.open(input, format: properties.format)
         guard pyramid.scaleFactors.contains(request.scale) else {
             throw TesseraError.invalidArgument("\(input.name): the pyramid has no level at 1/\(request.scale)")
         }
@@ -88,4 +99,14 @@ final class TileFolderDecoder: ImageDecoder, TiledRowDecoder {
     private static func detectedFormat(_ input: ImageInput) throws -> ImageFormat {
         try ImageFormat.detect(input.prefix(ImageFormat.headerLength)) ?? .deepZoom
     }
+}
+
+/// A tile pyramid as its `ImageSource` keeps it between reads: its descriptor read, and a zip's directory.
+final class OpenedTileFolder: SharedDecoderState {
+    let pyramid: TileFolderPyramid
+
+    init(pyramid: TileFolderPyramid) { self.pyramid = pyramid }
+
+    /// A zip's directory: its entries' paths and where they are, about 100 bytes each.
+    var heldByteLimit: Int { (pyramid.archive?.entries.count ?? 0) * 100 }
 }

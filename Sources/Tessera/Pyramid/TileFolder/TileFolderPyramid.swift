@@ -2,7 +2,8 @@ import Foundation
 
 /// A pyramid stored as one image file per tile, read through its descriptor: a Deep Zoom `NAME.dzi` beside its
 /// `NAME_files/{level}/{column}_{row}.{format}`, or a IIIF level-0 folder's `info.json` beside its
-/// `{region}/{size}/0/default.{format}` files (as Tessera, libvips and other static tilers write them).
+/// `{region}/{size}/0/default.{format}` files (as Tessera, libvips and other static tilers write them), in a
+/// folder, on a web server, or packed in one zip file (`tile --container zip`, or any zip of such a folder).
 /// Levels are power-of-two reductions of the full image, sizes rounded up; a tile left out of the folder (a blank
 /// tile skipped when it was written) reads as white.
 struct TileFolderPyramid: Sendable {
@@ -15,6 +16,8 @@ struct TileFolderPyramid: Sendable {
 
     /// Whether the folder is on a web server (its tiles fetched by URL, a tile the server has not read as blank).
     let remote: Bool
+    /// The zip the pyramid is packed in, when it is: its folders are then paths inside it ("" for its top).
+    let archive: ZipArchive?
 
     let layout: Layout
     /// The full-resolution size in pixels.
@@ -24,6 +27,8 @@ struct TileFolderPyramid: Sendable {
     let tileHeight: Int
     /// Pixels each tile repeats of its neighbours on interior edges (Deep Zoom only).
     let overlap: Int
+    /// What errors call the descriptor: its path, or the zip's and its path inside.
+    let descriptorName: String
     /// The tiles' file extension (`jpg`, `png`, ...).
     let tileExtension: String
     /// The reductions that have a level (1, 2, 4, ...), ascending.
@@ -31,16 +36,31 @@ struct TileFolderPyramid: Sendable {
 
     /// The largest tile side a descriptor may claim, and the most levels.
     private static let maxTileSide = 1 << 14
+    /// The most bytes a descriptor is read of: a few hundred is usual, a megabyte is more than any real one.
+    private static let maxDescriptorBytes = 1 << 20
 
-    /// Reads the descriptor `input` (`.dzi` XML or IIIF `info.json`, a file or a URL).
-    init(input: ImageInput, format: ImageFormat) throws {
-        // A descriptor is a few hundred bytes; a megabyte is more than any real one.
-        let data = try input.prefix(1 << 20), path = input.name
-        let folder = RemoteFile.split(path).parent
+    /// Reads the descriptor `input` (`.dzi` XML or IIIF `info.json`, a file or a URL; `format` tells which), or the
+    /// zip `input` whose descriptor is the one nearest its top (its own content tells which).
+    init(input: ImageInput, format named: ImageFormat) throws {
+        let data: [UInt8], path: String, format: ImageFormat
+        if ZipArchive.starts(try input.prefix(4)) {
+            let archive = try ZipArchive(input: input)
+            path = try Self.descriptor(in: archive)
+            data = Array(try archive.data(of: path)!.prefix(Self.maxDescriptorBytes))
+            guard let inner = ImageFormat.detect(data), inner.isTileFolder else {
+                throw TesseraError.corrupt(path: input.name + "/" + path, detail: "not a Deep Zoom or IIIF descriptor")
+            }
+            (self.archive, format) = (archive, inner)
+        } else {
+            (data, path, self.archive, format) = (try input.prefix(Self.maxDescriptorBytes), input.name, nil, named)
+        }
+        let folder = archive == nil ? RemoteFile.split(path).parent
+            : path.lastIndex(of: "/").map { String(path[..<$0]) } ?? ""
         if case .remote = input { remote = true } else { remote = false }
+        descriptorName = archive == nil ? path : input.name + "/" + path
         switch format {
         case .deepZoom:
-            let descriptor = try DeepZoomLayout.Descriptor(xml: data, path: path)
+            let descriptor = try DeepZoomLayout.Descriptor(xml: data, path: descriptorName)
             imageSize = descriptor.imageSize
             tileWidth = descriptor.tileSize
             tileHeight = descriptor.tileSize
@@ -51,7 +71,7 @@ struct TileFolderPyramid: Sendable {
             let name = (RemoteFile.split(path).name as NSString).deletingPathExtension
             layout = .deepZoom(folder: folder, name: name, topLevel: topLevel)
         default:
-            let info = try IIIFLayout.Info(json: data, path: path)
+            let info = try IIIFLayout.Info(json: data, path: descriptorName)
             imageSize = info.geometry.imageSize
             tileWidth = info.geometry.tileWidth
             tileHeight = info.geometry.tileHeight
@@ -63,8 +83,29 @@ struct TileFolderPyramid: Sendable {
         guard imageSize.width > 0, imageSize.height > 0, (1...Self.maxTileSide).contains(tileWidth),
               (1...Self.maxTileSide).contains(tileHeight), (0..<tileWidth).contains(overlap), scaleFactors.first == 1,
               tileExtension.allSatisfy({ $0.isLetter || $0.isNumber }) else {
-            throw TesseraError.corrupt(path: path, detail: "the pyramid's size, tile size, overlap or levels are out of range")
+            throw TesseraError.corrupt(path: descriptorName,
+                                       detail: "the pyramid's size, tile size, overlap or levels are out of range")
         }
+    }
+
+    /// The path in `archive` of the pyramid's descriptor: the `.dzi` or `info.json` nearest its top, when no other
+    /// is as near.
+    private static func descriptor(in archive: ZipArchive) throws -> String {
+        let descriptors = archive.entries.keys.filter { path in
+            let name = RemoteFile.split(path).name
+            return name == "info.json" || name.lowercased().hasSuffix(".dzi") && name.count > 4
+        }
+        let depth = { (path: String) in path.utf8.filter { $0 == UInt8(ascii: "/") }.count }
+        guard let top = descriptors.map(depth).min() else {
+            throw TesseraError.unsupported(path: archive.input.name,
+                                           feature: "a zip that holds no Deep Zoom .dzi or IIIF info.json pyramid")
+        }
+        let nearest = descriptors.filter { depth($0) == top }.sorted()
+        guard nearest.count == 1 else {
+            throw TesseraError.unsupported(path: archive.input.name, feature: "a zip of \(nearest.count) pyramids ("
+                                           + nearest.prefix(3).joined(separator: ", ") + "): one is read per zip")
+        }
+        return nearest[0]
     }
 
     /// The size in pixels of the level at reduction `scale`.
@@ -90,20 +131,30 @@ struct TileFolderPyramid: Sendable {
         let candidates: [String]
         switch layout {
         case let .deepZoom(folder, name, topLevel):
-            candidates = [folder + "/" + DeepZoomLayout.tilePath(name: name, level: topLevel - scale.trailingZeroBitCount,
-                                                                 column: column, row: row, format: tileExtension)]
+            let level = topLevel - scale.trailingZeroBitCount
+            candidates = [Self.path(folder, DeepZoomLayout.tilePath(name: name, level: level, column: column, row: row,
+                                                                    format: tileExtension))]
         case let .iiif(folder, geometry):
             candidates = geometry.storedPaths(scale: scale, column: column, row: row, format: tileExtension)
-                .map { folder + "/" + $0 }
+                .map { Self.path(folder, $0) }
         }
         for location in candidates {
-            if remote {
+            if let archive {
+                if let bytes = try archive.data(of: location) {
+                    return .bytes(bytes, name: archive.input.name + "/" + location)
+                }
+            } else if remote {
                 if let file = try RemoteFile.existing(url: location) { return .remote(file) }
             } else if FileManager.default.fileExists(atPath: location) {
                 return .file(path: location)
             }
         }
         return nil
+    }
+
+    /// `relative` in `folder` ("" for the top of a zip).
+    private static func path(_ folder: String, _ relative: String) -> String {
+        folder.isEmpty ? relative : folder + "/" + relative
     }
 
     /// The smallest level's first tile: what tells the pyramid's pixel format.
@@ -113,13 +164,6 @@ struct TileFolderPyramid: Sendable {
             throw TesseraError.truncated(path: descriptorName, detail: "(the tile of its smallest level is missing)")
         }
         return tile
-    }
-
-    private var descriptorName: String {
-        switch layout {
-        case let .deepZoom(folder, name, _): return "\(folder)/\(name).dzi"
-        case let .iiif(folder, _): return folder + "/info.json"
-        }
     }
 }
 
