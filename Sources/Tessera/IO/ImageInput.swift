@@ -49,20 +49,11 @@ public enum ImageInput: Sendable {
     }
 
     /// Up to `count` bytes from the start, for format detection and header parsing.
-    func prefix(_ count: Int) throws -> [UInt8] { try read(at: 0, count: count) }
-
-    /// Up to `count` bytes from byte `offset` (fewer at the end), for formats read by parts (a zip's directory and
-    /// entries); the caller bounds `count`.
-    func read(at offset: Int, count: Int) throws -> [UInt8] {
+    func prefix(_ count: Int) throws -> [UInt8] {
         switch self {
-        case let .file(path):
-            let file = try CFile(path: path, mode: "rb")
-            if offset > 0 { try file.seek(to: offset) }
-            return try file.read(count)
-        case let .remote(file): return try file.read(at: offset, count: count)
-        case let .bytes(bytes, _):
-            guard offset >= 0, offset < bytes.count else { return [] }
-            return Array(bytes[offset..<min(bytes.count, offset + count)])
+        case let .file(path): return try CFile(path: path, mode: "rb").read(count)
+        case let .remote(file): return try file.read(at: 0, count: count)
+        case let .bytes(bytes, _): return Array(bytes.prefix(count))
         }
     }
 

@@ -21,7 +21,7 @@ struct ZipArchive: Sendable {
     }
 
     /// The archive's bytes: a file, or a URL read by ranges.
-    let input: ImageInput
+    private let file: PositionedInput
     /// Every entry by its path in the archive (`/`-separated, as stored).
     let entries: [String: Entry]
 
@@ -37,11 +37,15 @@ struct ZipArchive: Sendable {
         return bytes == [0x50, 0x4B, 0x03, 0x04] || bytes == [0x50, 0x4B, 0x05, 0x06]
     }
 
+    /// What errors call the archive: its path or URL.
+    var name: String { file.input.name }
+
     /// Reads the central directory of the zip `input`.
     init(input: ImageInput) throws {
-        self.input = input
-        let name = input.name, total = try input.byteCount()
-        let tail = try input.read(at: max(0, total - Self.endRecordReach), count: min(total, Self.endRecordReach))
+        let file = try PositionedInput(input)
+        self.file = file
+        let name = input.name, total = file.byteCount
+        let tail = try file.read(at: max(0, total - Self.endRecordReach), count: min(total, Self.endRecordReach))
         guard let end = Self.endRecord(in: tail) else {
             throw TesseraError.corrupt(path: name, detail: "no zip end record (the file is cut short, or not a zip)")
         }
@@ -50,11 +54,11 @@ struct ZipArchive: Sendable {
         var directoryOffset = Int(tail.u32(at: end + 16))
         // Zip64: the locator just before the end record gives the Zip64 end record, whose counts are the real ones.
         if endOffset >= 20, count == 0xFFFF || directorySize == 0xFFFF_FFFF || directoryOffset == 0xFFFF_FFFF {
-            let locator = try input.read(at: endOffset - 20, count: 20)
+            let locator = try file.read(at: endOffset - 20, count: 20)
             guard locator.count == 20, locator.u32(at: 0) == 0x0706_4B50 else {
                 throw TesseraError.corrupt(path: name, detail: "a Zip64 archive without its Zip64 end record locator")
             }
-            let record64 = try input.read(at: Self.checked(locator.u64(at: 8), name), count: 56)
+            let record64 = try file.read(at: Self.checked(locator.u64(at: 8), name), count: 56)
             guard record64.count == 56, record64.u32(at: 0) == 0x0606_4B50 else {
                 throw TesseraError.corrupt(path: name, detail: "the Zip64 end record is not where its locator says")
             }
@@ -69,7 +73,7 @@ struct ZipArchive: Sendable {
         guard directoryOffset + directorySize <= total, count <= directorySize / 46 else {
             throw TesseraError.truncated(path: name, detail: "before the end of its zip directory")
         }
-        let directory = try input.read(at: directoryOffset, count: directorySize)
+        let directory = try file.read(at: directoryOffset, count: directorySize)
         guard directory.count == directorySize else {
             throw TesseraError.truncated(path: name, detail: "before the end of its zip directory")
         }
@@ -79,7 +83,7 @@ struct ZipArchive: Sendable {
     /// The bytes of the entry at `path`, inflated and checked; nil when the archive has no such entry.
     func data(of path: String) throws -> [UInt8]? {
         guard let entry = entries[path] else { return nil }
-        let name = input.name + "/" + path
+        let name = self.name + "/" + path
         guard entry.flags & 1 == 0 else {
             throw TesseraError.unsupported(path: name, feature: "an encrypted zip entry")
         }
@@ -94,13 +98,13 @@ struct ZipArchive: Sendable {
         // The local header, its name and (usually) its extra field, and the data in one read; a longer extra
         // field than guessed costs a second.
         let guess = 30 + path.utf8.count + 32
-        var bytes = try input.read(at: entry.offset, count: guess + entry.storedSize)
+        var bytes = try file.read(at: entry.offset, count: guess + entry.storedSize)
         guard bytes.count >= 30, bytes.u32(at: 0) == 0x0403_4B50 else {
             throw TesseraError.corrupt(path: name, detail: "no local header where the zip directory places it")
         }
         let start = 30 + Int(bytes.u16(at: 26)) + Int(bytes.u16(at: 28))
         if start + entry.storedSize > bytes.count {
-            bytes = try input.read(at: entry.offset + start, count: entry.storedSize)
+            bytes = try file.read(at: entry.offset + start, count: entry.storedSize)
         } else {
             bytes = Array(bytes[start..<start + entry.storedSize])
         }

@@ -26,8 +26,8 @@ public final class StoredTileReader: Sendable {
     public var indexByteCount: Int {
         levels.reduce(0) { $0 + $1.offsets.bytes.count + $1.byteCounts.bytes.count + $1.tables.count }
     }
-    private let input: ImageInput
-    private let descriptor: Int32
+    /// The TIFF, open for positioned reads.
+    private let file: PositionedInput
 
     /// What a walk of a TIFF's directories learns of its JPEG-tiled levels: each level's field values read from
     /// the directory `TIFFPyramid` visits it with, so that the pyramid's properties and its stored tiles come from
@@ -76,19 +76,11 @@ public final class StoredTileReader: Sendable {
     /// The stored tiles of `input`, a TIFF whose directories `index` was filled from as `pyramid` walked them; nil
     /// when no level stores JPEG tiles (or a local file cannot be opened again for positioned reads).
     init?(input: ImageInput, index: Index, pyramid: TIFFPyramid) {
-        guard let (side, levels) = index.levels(in: pyramid) else { return nil }
-        if case let .file(path) = input {
-            descriptor = open(path, O_RDONLY)
-            guard descriptor >= 0 else { return nil }
-        } else {
-            descriptor = -1
-        }
+        guard let (side, levels) = index.levels(in: pyramid), let file = try? PositionedInput(input) else { return nil }
         tileSize = side
         self.levels = levels
-        self.input = input
+        self.file = file
     }
-
-    deinit { if descriptor >= 0 { close(descriptor) } }
 
     /// The size of the level whose JPEG tiles are stored at reduction `scale`, or nil.
     public func storedLevelSize(scale: Int) -> Size? { levels.first { $0.scale == scale }?.size }
@@ -102,7 +94,7 @@ public final class StoredTileReader: Sendable {
         guard answers(scale: scale, column: column, row: row, size: size),
               let (jpeg, content) = try storedJPEG(scale: scale, column: column, row: row) else { return nil }
         guard size != Size(width: tileSize, height: tileSize) || content != size else { return jpeg }
-        return try JPEGCoefficientCrop.topLeft(of: jpeg, size: size, content: content, name: input.name)
+        return try JPEGCoefficientCrop.topLeft(of: jpeg, size: size, content: content, name: file.input.name)
     }
 
     /// The tile at (`column`, `row`) of the level at reduction `scale` as stored (a whole tile, padded past the
@@ -113,17 +105,9 @@ public final class StoredTileReader: Sendable {
         let index = row * level.columns + column
         let offset = level.offsets[index], count = Int(level.byteCounts[index])
         guard count > 4, count < 64 << 20 else { return nil }
-        var tile = [UInt8](repeating: 0, count: count)
-        switch input {
-        case .file:
-            let read = tile.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(offset)) }
-            guard read == count else { throw TesseraError.truncated(path: input.name, detail: "in a stored tile") }
-        case let .remote(file):
-            guard offset + UInt64(count) <= UInt64(file.byteCount) else { return nil }
-            tile = try file.read(at: Int(offset), count: count)
-        case let .bytes(bytes, _):
-            guard offset + UInt64(count) <= UInt64(bytes.count) else { return nil }
-            tile = Array(bytes[Int(offset)..<Int(offset) + count])
+        guard offset <= UInt64(file.byteCount), case let tile = try file.read(at: Int(offset), count: count),
+              tile.count == count else {
+            throw TesseraError.truncated(path: file.input.name, detail: "in a stored tile")
         }
         guard tile[0] == 0xFF, tile[1] == 0xD8 else { return nil }
         return (level.tables.isEmpty ? tile : level.tables + tile.dropFirst(2), content)

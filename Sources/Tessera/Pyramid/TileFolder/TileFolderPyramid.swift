@@ -97,12 +97,12 @@ struct TileFolderPyramid: Sendable {
         }
         let depth = { (path: String) in path.utf8.filter { $0 == UInt8(ascii: "/") }.count }
         guard let top = descriptors.map(depth).min() else {
-            throw TesseraError.unsupported(path: archive.input.name,
+            throw TesseraError.unsupported(path: archive.name,
                                            feature: "a zip that holds no Deep Zoom .dzi or IIIF info.json pyramid")
         }
         let nearest = descriptors.filter { depth($0) == top }.sorted()
         guard nearest.count == 1 else {
-            throw TesseraError.unsupported(path: archive.input.name, feature: "a zip of \(nearest.count) pyramids ("
+            throw TesseraError.unsupported(path: archive.name, feature: "a zip of \(nearest.count) pyramids ("
                                            + nearest.prefix(3).joined(separator: ", ") + "): one is read per zip")
         }
         return nearest[0]
@@ -141,7 +141,7 @@ struct TileFolderPyramid: Sendable {
         for location in candidates {
             if let archive {
                 if let bytes = try archive.data(of: location) {
-                    return .bytes(bytes, name: archive.input.name + "/" + location)
+                    return .bytes(bytes, name: archive.name + "/" + location)
                 }
             } else if remote {
                 if let file = try RemoteFile.existing(url: location) { return .remote(file) }
