@@ -4,6 +4,7 @@
     Benchmarks/serve_benchmark.py [--size 100mp|1gp|quick] [--duration 20] [--connections 64,256] [--markdown]
                                   [--tessera PATH]
     Benchmarks/serve_benchmark.py --jp2 [...]   # the same tiles from the sample as a JP2, tessera with --no-cache
+    Benchmarks/serve_benchmark.py --zip [...]   # tessera serving the sample as a IIIF pyramid in one zip
     Benchmarks/serve_benchmark.py --deployment [...]  # one instance, against three behind nginx (deploy/nginx/)
     Benchmarks/serve_benchmark.py --remote [...]   # the TIFF served locally and read by ranges from nginx
     Benchmarks/serve_benchmark.py --never-seen [--before PATH] [...]   # the plain JPEG with an empty cache
@@ -14,6 +15,8 @@ form iipsrv is built for. The URLs are every tile of every level, in the IIIF fo
 iipsrv (Debian's iipimage-server) runs as 4 FastCGI processes behind lighttpd, as its documentation suggests.
 With `--jp2` both servers read the sample as `opj_compress -t 1024,1024 -n 7 -r 20 -p RPCL -PLT` wrote it
 (iipsrv through its OpenJPEG decoder) and Tessera builds no pyramid, so both decode every tile with OpenJPEG.
+With `--zip` Tessera serves the sample as `tile --layout iiif --tile-size 256 --container zip` wrote it (one zip,
+its tiles read from it by offset) and iipsrv, which reads no zips, the TIFF.
 With `--deployment` the peers are Tessera itself: one instance direct, against three instances behind nginx with
 deploy/nginx's configuration (rendered by its render-config), without nginx's proxy_cache and with it (after one
 warm-up pass, so the tiles repeat).
@@ -70,6 +73,17 @@ def pyramid(size):
         subprocess.run(["vips", "tiffsave", jpeg, tiff, "--tile", "--pyramid", "--compression", "jpeg", "--Q", "75",
                         "--tile-width", str(TILE), "--tile-height", str(TILE)], check=True)
     return tiff
+
+
+def zipped_pyramid(size):
+    """The sample as a IIIF level-0 pyramid of 256-pixel JPEG tiles (Tessera's, levels halved rounding up) in one
+    zip, made once and kept in the work folder."""
+    jpeg = make_sample.cached_sample(WORK_DIR, MEGAPIXELS[size])
+    zipped = jpeg.replace(".jpg", "-iiif.zip")
+    if not os.path.exists(zipped):
+        subprocess.run([TESSERA, "tile", jpeg, zipped[:-len(".zip")], "--layout", "iiif", "--tile-size", str(TILE),
+                        "--quality", "75", "--container", "zip"], check=True, stdout=subprocess.DEVNULL)
+    return zipped
 
 
 def tile_paths(width, height):
@@ -328,6 +342,7 @@ def main():
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--tessera", metavar="PATH", default=TESSERA, help="the tessera binary to serve with")
     parser.add_argument("--jp2", action="store_true", help="serve the sample as a tiled JP2, Tessera with --no-cache")
+    parser.add_argument("--zip", action="store_true", help="Tessera serves the sample as a IIIF pyramid in one zip")
     parser.add_argument("--deployment", action="store_true",
                         help="one instance against three behind nginx (deploy/nginx/), with and without proxy_cache")
     parser.add_argument("--decoded-tiles", metavar="BYTES", help="tessera serve's --decoded-tiles (default: its own)")
@@ -362,14 +377,14 @@ def main():
         print(f"load average before the runs: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
         report(rows, paths, width, height, "pyramidal TIFF", args)
         return
-    name = os.path.basename(tiff)
-    tessera = subprocess.Popen([args.tessera, "serve", tiff, "--port", str(TESSERA_PORT), "--quiet",
+    served = zipped_pyramid(args.size) if args.zip else tiff
+    tessera = subprocess.Popen([args.tessera, "serve", served, "--port", str(TESSERA_PORT), "--quiet",
                                 *(["--no-cache"] if args.jp2 else []),
                                 *(["--decoded-tiles", args.decoded_tiles] if args.decoded_tiles else [])],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     lighttpd, pid_file = start_iipsrv(folder)
     servers = {
-        "tessera serve": f"http://127.0.0.1:{TESSERA_PORT}/iiif/{name}/",
+        "tessera serve" + (" (the zip)" if args.zip else ""): f"http://127.0.0.1:{TESSERA_PORT}/iiif/{os.path.basename(served)}/",
         "iipsrv (4 FastCGI processes, lighttpd)": f"http://127.0.0.1:{LIGHTTPD_PORT}/fcgi-bin/iipsrv.fcgi?IIIF={tiff}/",
     }
     try:
@@ -388,8 +403,8 @@ def main():
         with open(pid_file) as file:
             for pid in file.read().split():
                 os.kill(int(pid), signal.SIGTERM)
-    report(rows, paths, width, height, "tiled JP2 (1024-pixel codestream tiles)" if args.jp2 else "pyramidal TIFF",
-           args)
+    kind = "tiled JP2 (1024-pixel codestream tiles)" if args.jp2 else "pyramidal TIFF"
+    report(rows, paths, width, height, kind + (" (Tessera: its IIIF pyramid in a zip)" if args.zip else ""), args)
 
 
 def report(rows, paths, width, height, kind, args):
