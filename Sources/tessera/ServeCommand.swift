@@ -11,9 +11,9 @@ enum ServeCommand: Command {
         details: """
             Every JPEG, PNG, TIFF, WebP, BMP or GIF under PATH is an image, and so is every pre-built pyramid (a
             Deep Zoom .dzi, a IIIF level-0 folder with its info.json, or either in a .zip or .szi); its identifier
-            is its path relative to PATH,
-            with slashes written %2F. GET / lists them; /view/{identifier} opens one in the web viewer, whose files
-            (Web/) are found beside the executable or in one of its parent folders unless --web names them.
+            is its path relative to PATH, with slashes written %2F. GET / lists them; /view/{identifier} opens one
+            in the web viewer, whose files (Web/) are found beside the executable or in one of its parent folders
+            unless --web names them.
             Ctrl-C or SIGTERM drains the server: it stops accepting connections, answers the requests it has within
             --drain-grace seconds, then exits 0.
             The --threads polling threads read requests and send answers; what needs decoding (renders, streams,

@@ -10,12 +10,12 @@ enum TileCommand: Command {
             + "[--layout dz|zoomify|xyz|iiif|grid|tiff] [options]",
         summary: "cut an image into a tile pyramid: Deep Zoom, Zoomify, XYZ, IIIF level 0, a grid or a pyramidal TIFF",
         details: """
-            OUT names the output: for Deep Zoom, OUT.dzi beside OUT_files/; for the others, the folder OUT/
-            (or OUT.zip with --container zip, which every command reads as the image, as it does the folder). It
-            is built under a hidden temporary name and moved into place
-            when complete; a killed build can be finished with --resume. For tiff, OUT is the .tif file: JPEG
-            tiles (--format jpg), WebP tiles (webp) or deflated pixels (png), each level a page (or a SubIFD), BigTIFF
-            when it passes 4 GiB; it cannot resume, skip blank tiles or go in a zip.
+            OUT names the output: for Deep Zoom, OUT.dzi beside OUT_files/; for the others, the folder OUT/ (or
+            OUT.zip with --container zip, which every command reads as the image, as it does the folder). It is
+            built under a hidden temporary name and moved into place when complete; a killed build can be finished
+            with --resume. For tiff, OUT is the .tif file: JPEG tiles (--format jpg), WebP tiles (webp) or deflated
+            pixels (png), each level a page (or a SubIFD), BigTIFF when it passes 4 GiB; it cannot resume, skip
+            blank tiles or go in a zip.
 
             A batch (-o PATTERN, inputs as arguments or in --from LIST) tiles one input after another with every
             thread, or --jobs at a time. An input whose output is complete (its marker matching the input's size,
