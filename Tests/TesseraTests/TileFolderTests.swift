@@ -29,8 +29,8 @@ import Testing
                 == archive.data(of: "pyramid/192,0,8,64/8,64/0/default.jpg"))
     }
 
-    /// A zip read as an image holds one pyramid, found nearest its top; a zip of none, or of two side by side, is
-    /// refused, naming the zip.
+    /// A zip read as an image holds one pyramid, found nearest its top (macOS's resource forks beside it left out);
+    /// a zip of none, or of two side by side, is refused, naming the zip.
     @Test func aZipHoldsOnePyramid() throws {
         let folder = try TestImages.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -47,7 +47,8 @@ import Testing
         let tile = Array(try Data(contentsOf: URL(fileURLWithPath: (inner as NSString).deletingLastPathComponent
                                                       + "/pyramid_files/0/0_0.png")))
         let nested = try zip("nested", [("a/b/other.dzi", descriptor), ("a/pyramid.dzi", descriptor),
-                                        ("a/pyramid_files/0/0_0.png", tile)])
+                                        ("a/pyramid_files/0/0_0.png", tile), ("__MACOSX/a/._pyramid.dzi", [0, 5, 22, 7]),
+                                        ("a/._pyramid.dzi", [0, 5, 22, 7])])
         #expect(try ImageSource(path: nested).properties.size == image.size, "the descriptor nearest the top")
         let none = try zip("none", [("readme.txt", Array("hello".utf8))])
         #expect(throws: TesseraError.unsupported(path: none, feature: "a zip that holds no Deep Zoom .dzi or IIIF "

@@ -89,10 +89,11 @@ struct TileFolderPyramid: Sendable {
     }
 
     /// The path in `archive` of the pyramid's descriptor: the `.dzi` or `info.json` nearest its top, when no other
-    /// is as near.
+    /// is as near; hidden files and the resource forks macOS packs into zips (`__MACOSX/`, `._NAME`) are not.
     private static func descriptor(in archive: ZipArchive) throws -> String {
         let descriptors = archive.entries.keys.filter { path in
             let name = RemoteFile.split(path).name
+            guard !name.hasPrefix("."), !path.hasPrefix("__MACOSX/") else { return false }
             return name == "info.json" || name.lowercased().hasSuffix(".dzi") && name.count > 4
         }
         let depth = { (path: String) in path.utf8.filter { $0 == UInt8(ascii: "/") }.count }
