@@ -49,7 +49,8 @@ final class PositionedInput: Sendable {
                 }
                 done += read
             }
-            return Array(bytes.prefix(done))
+            bytes.removeLast(wanted - done)
+            return bytes
         case let .remote(file): return try file.read(at: offset, count: wanted)
         case let .bytes(bytes, _): return Array(bytes[offset..<offset + wanted])
         }
