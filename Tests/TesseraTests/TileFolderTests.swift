@@ -22,7 +22,7 @@ import Testing
         let image = TestImages.make(width: 200, height: 130, format: .rgb8)
         let path = try TestImages.pyramid(image, layout: "iiif", tileSize: 64, format: .jpeg, zipped: true)
         let tiles = try #require(try ImageSource(path: path).storedJPEGTiles())
-        let archive = try ZipArchive(input: .file(path: path))
+        let archive = try ZipArchive(input: .file(path: path), budget: .default)
         #expect(try tiles.jpeg(scale: 1, column: 1, row: 0, size: Size(width: 64, height: 64))
                 == archive.data(of: "pyramid/64,0,64,64/64,64/0/default.jpg"))
         #expect(try tiles.jpeg(scale: 1, column: 3, row: 0, size: Size(width: 8, height: 64))

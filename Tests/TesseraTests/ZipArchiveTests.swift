@@ -57,7 +57,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let files = [("p/info.json", Array("{}".utf8)), ("p/0,0,256,256/256,/0/default.jpg", (0..<5000).map { UInt8($0 % 251) }),
                      ("p/empty", [])]
-        let archive = try ZipArchive(input: .file(path: try containerZip(files, in: folder)))
+        let archive = try ZipArchive(input: .file(path: try containerZip(files, in: folder)), budget: .default)
         #expect(archive.entries.count == 3)
         for (name, bytes) in files { #expect(try archive.data(of: name) == bytes, "\(name)") }
         #expect(try archive.data(of: "p/missing.jpg") == nil)
@@ -73,23 +73,38 @@ import Testing
         let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         #expect(bytes.count > 22 && bytes[(bytes.count - 25)...].starts(with: [0x50, 0x4B, 0x05, 0x06, 0, 0, 0, 0, 0xFF, 0xFF]),
                 "the end record defers to the Zip64 one")
-        let archive = try ZipArchive(input: .file(path: path))
+        let archive = try ZipArchive(input: .file(path: path), budget: .default)
         #expect(archive.entries.count == 70_000)
         for index in [0, 65_535, 65_536, 69_999] { #expect(try archive.data(of: "t/\(index).jpg") == files[index].1) }
     }
 
     @Test func deflatedEntriesAreInflated() throws {
         let text = Array(String(repeating: "<Image TileSize=\"254\"/>", count: 50).utf8)
-        let archive = try ZipArchive(input: .bytes(deflatedZip([("a.dzi", text), ("b", [1, 2, 3])]), name: "d.zip"))
+        let zip = deflatedZip([("a.dzi", text), ("b", [1, 2, 3])])
+        let archive = try ZipArchive(input: .bytes(zip, name: "d.zip"), budget: .default)
         #expect(try archive.data(of: "a.dzi") == text)
         #expect(try archive.data(of: "b") == [1, 2, 3])
+    }
+
+    /// The directory (read and indexed, twice its bytes) and each entry (as stored and inflated) fit the budget.
+    @Test func theDirectoryAndEachEntryFitTheBudget() throws {
+        let text = Array(String(repeating: "0123456789", count: 30).utf8)
+        let zip = deflatedZip([("a", text), ("b", [1, 2, 3])])
+        let directory = 2 * (46 + 1)
+        #expect(throws: TesseraError.memoryLimit(path: "d.zip", needed: 2 * directory, limit: directory,
+                                                 purpose: "the zip's directory, read and indexed")) {
+            try ZipArchive(input: .bytes(zip, name: "d.zip"), budget: MemoryBudget(limit: directory))
+        }
+        let archive = try ZipArchive(input: .bytes(zip, name: "d.zip"), budget: MemoryBudget(limit: 2 * directory))
+        #expect(try archive.data(of: "b") == [1, 2, 3])
+        #expect(throws: TesseraError.self) { try archive.data(of: "a") }
     }
 
     @Test func damagedArchivesAreTypedErrorsNamingTheFile() throws {
         let good = deflatedZip([("a", Array(repeating: 7, count: 3000)), ("b", Array(repeating: 9, count: 3000))])
         func failure(_ bytes: [UInt8], reading entry: String? = nil) -> TesseraError? {
             do {
-                let archive = try ZipArchive(input: .bytes(bytes, name: "x.zip"))
+                let archive = try ZipArchive(input: .bytes(bytes, name: "x.zip"), budget: .default)
                 if let entry { _ = try archive.data(of: entry) }
                 return nil
             } catch let error as TesseraError {
@@ -115,7 +130,7 @@ import Testing
         #expect(failure(method, reading: "a")?.description == "x.zip/a: unsupported: zip compression method 12")
         TestImages.damagedCopies(of: good) { damaged, label in
             do {
-                let archive = try ZipArchive(input: .bytes(damaged, name: "x.zip"))
+                let archive = try ZipArchive(input: .bytes(damaged, name: "x.zip"), budget: .default)
                 for name in archive.entries.keys { _ = try archive.data(of: name) }
             } catch let error as TesseraError {
                 #expect("\(error)".hasPrefix("x.zip"), "\(label)")

@@ -24,11 +24,8 @@ struct ZipArchive: Sendable {
     private let file: PositionedInput
     /// Every entry by its path in the archive (`/`-separated, as stored).
     let entries: [String: Entry]
-
-    /// The largest central directory read, in bytes: some 4 million entries of pyramid tiles.
-    static let maxDirectoryBytes = 256 << 20
-    /// The largest entry read, in bytes, stored or inflated: far more than any tile or descriptor.
-    static let maxEntryBytes = 256 << 20
+    /// What the directory, and each entry read, must fit in.
+    private let budget: MemoryBudget
 
     /// Whether `header` (a file's first bytes) starts like a zip: a local file header, or the end record of an empty
     /// archive.
@@ -40,10 +37,12 @@ struct ZipArchive: Sendable {
     /// What errors call the archive: its path or URL.
     var name: String { file.input.name }
 
-    /// Reads the central directory of the zip `input`.
-    init(input: ImageInput) throws {
+    /// Reads the central directory of the zip `input`; the directory, read and indexed (about twice its bytes),
+    /// and each entry read must fit in `budget`.
+    init(input: ImageInput, budget: MemoryBudget) throws {
         let file = try PositionedInput(input)
         self.file = file
+        self.budget = budget
         let name = input.name, total = file.byteCount
         let tail = try file.read(at: max(0, total - Self.endRecordReach), count: min(total, Self.endRecordReach))
         guard let end = Self.endRecord(in: tail) else {
@@ -66,10 +65,7 @@ struct ZipArchive: Sendable {
             directorySize = try Self.checked(record64.u64(at: 40), name)
             directoryOffset = try Self.checked(record64.u64(at: 48), name)
         }
-        guard directorySize <= Self.maxDirectoryBytes else {
-            throw TesseraError.unsupported(path: name, feature: "a zip directory of \(directorySize.grouped) bytes "
-                                                                + "(at most \(Self.maxDirectoryBytes.grouped))")
-        }
+        try budget.check(2 * directorySize, for: "the zip's directory, read and indexed", path: name)
         guard directoryOffset + directorySize <= total, count <= directorySize / 46 else {
             throw TesseraError.truncated(path: name, detail: "before the end of its zip directory")
         }
@@ -90,11 +86,7 @@ struct ZipArchive: Sendable {
         guard entry.method == 0 || entry.method == 8 else {
             throw TesseraError.unsupported(path: name, feature: "zip compression method \(entry.method)")
         }
-        guard entry.storedSize <= Self.maxEntryBytes, entry.size <= Self.maxEntryBytes else {
-            let size = max(entry.size, entry.storedSize)
-            throw TesseraError.unsupported(path: name, feature: "a zip entry of \(size.grouped) bytes (at most "
-                                                                + "\(Self.maxEntryBytes.grouped))")
-        }
+        try budget.check(entry.storedSize + entry.size, for: "a zip entry, as stored and inflated", path: name)
         // The local header, its name and (usually) its extra field, and the data in one read; a longer extra
         // field than guessed costs a second.
         let guess = 30 + path.utf8.count + 32

@@ -20,7 +20,7 @@ final class TileFolderDecoder: ImageDecoder, TiledRowDecoder {
     /// descriptor read, and a zip's directory.
     static func open(_ input: ImageInput, budget: MemoryBudget) throws
         -> (properties: ImageProperties, shared: (any SharedDecoderState)?) {
-        let pyramid = try open(input, format: try detectedFormat(input))
+        let pyramid = try open(input, format: try detectedFormat(input), budget: budget)
         let sample = try ImageSource(input: try pyramid.sampleTile()).properties
         let format = pixelFormat(sample)
         let kind: ImageFormat
@@ -42,7 +42,8 @@ final class TileFolderDecoder: ImageDecoder, TiledRowDecoder {
     }
 
     init(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws {
-        pyramid = try (request.shared as? OpenedTileFolder)?.pyramid ?? Self.open(input, format: properties.format)
+        pyramid = try (request.shared as? OpenedTileFolder)?.pyramid
+            ?? Self.open(input, format: properties.format, budget: request.budget)
         guard pyramid.scaleFactors.contains(request.scale) else {
             throw TesseraError.invalidArgument("\(input.name): the pyramid has no level at 1/\(request.scale)")
         }
@@ -83,11 +84,11 @@ final class TileFolderDecoder: ImageDecoder, TiledRowDecoder {
                    into: target, bytesPerRow: bytesPerRow)
     }
 
-    private static func open(_ input: ImageInput, format: ImageFormat) throws -> TileFolderPyramid {
+    private static func open(_ input: ImageInput, format: ImageFormat, budget: MemoryBudget) throws -> TileFolderPyramid {
         if case .bytes = input {
             throw TesseraError.unsupported(path: input.name, feature: "a tile pyramid is read from its descriptor file, not from bytes")
         }
-        return try TileFolderPyramid(input: input, format: format)
+        return try TileFolderPyramid(input: input, format: format, budget: budget)
     }
 
     /// 8-bit gray or RGB, with alpha when the tiles have it: what every tile is converted to.

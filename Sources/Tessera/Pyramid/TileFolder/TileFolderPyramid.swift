@@ -40,11 +40,12 @@ struct TileFolderPyramid: Sendable {
     private static let maxDescriptorBytes = 1 << 20
 
     /// Reads the descriptor `input` (`.dzi` XML or IIIF `info.json`, a file or a URL; `format` tells which), or the
-    /// zip `input` whose descriptor is the one nearest its top (its own content tells which).
-    init(input: ImageInput, format named: ImageFormat) throws {
+    /// zip `input` whose descriptor is the one nearest its top (its own content tells which), its directory and
+    /// each tile read from it within `budget`.
+    init(input: ImageInput, format named: ImageFormat, budget: MemoryBudget) throws {
         let data: [UInt8], path: String, format: ImageFormat
         if ZipArchive.starts(try input.prefix(4)) {
-            let archive = try ZipArchive(input: input)
+            let archive = try ZipArchive(input: input, budget: budget)
             path = try Self.descriptor(in: archive)
             data = Array(try archive.data(of: path)!.prefix(Self.maxDescriptorBytes))
             guard let inner = ImageFormat.detect(data), inner.isTileFolder else {
