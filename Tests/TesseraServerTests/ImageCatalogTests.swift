@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Tessera
 @testable import TesseraServer
 
 @Suite final class ImageCatalogTests {
@@ -85,6 +86,24 @@ import Testing
         let alone = try ImageCatalog(path: root + "/static")
         #expect(alone.identifiers() == ["static"])
         #expect(alone.file(for: "static")?.hasSuffix("/root/static/info.json") == true)
+    }
+
+    /// A zip is listed when its first entries are a pyramid's (ours; a folder zipped with its folders' entries
+    /// first), not when it is another archive or no zip; any zip is still found by its identifier, and read (or
+    /// refused) as the pyramid it may hold.
+    @Test func zipsOfPyramidsAreImagesAndOtherZipsAreNot() throws {
+        func zip(_ name: String, _ entries: [String]) throws {
+            let container = try ZipContainer(path: root + "/" + name, partial: .discard, buildKey: "k")
+            for entry in entries { try container.write(entry.hasSuffix("/") ? [] : [1], to: entry) }
+            try container.commit()
+        }
+        try zip("ours.zip", ["ours/0,0,256,256/256,256/0/default.jpg", "ours/info.json"])
+        try zip("folder.szi", ["p/", "p/p_files/", "p/p_files/0/", "p/p_files/0/0_0.jpeg", "p/p.dzi"])
+        try zip("docs.zip", ["readme.txt", "notes/a.txt"])
+        #expect(FileManager.default.createFile(atPath: root + "/fake.zip", contents: Data("not a zip".utf8)))
+        let catalog = try ImageCatalog(path: root)
+        #expect(catalog.identifiers() == ["a.jpg", "folder.szi", "inside.jpg", "maps/b.png", "ours.zip"])
+        #expect(catalog.file(for: "docs.zip")?.hasSuffix("/root/docs.zip") == true)
     }
 
     @Test func aFolderListsItsImagesAndSubfoldersButNotHiddenOnesPyramidTilesOrWaysOut() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import Tessera
 
 /// The images a server may serve: every image file under a root folder (or one file), and every pre-built pyramid
 /// there (a Deep Zoom `.dzi`, a IIIF level-0 folder with its `info.json`), looked up by identifier.
@@ -46,7 +47,10 @@ public struct ImageCatalog: Sendable {
     }
 
     /// Extensions tried, in order, for an identifier given without one (`maps/china` for `maps/china.jpg`).
-    static let imageExtensions = ["jpg", "jpeg", "png", "tif", "tiff", "webp", "bmp", "gif", "jp2", "jph", "j2k", "j2c", "dzi", "zip", "szi"]
+    static let imageExtensions = ["jpg", "jpeg", "png", "tif", "tiff", "webp", "bmp", "gif", "jp2", "jph", "j2k", "j2c", "dzi"]
+        + zipExtensions
+    /// The extensions of zips, listed only when they look like a pyramid packed whole.
+    static let zipExtensions = ["zip", "szi"]
 
     /// The file an identifier names, with or without its extension, or nil if it names nothing servable inside
     /// the root; for a IIIF level-0 folder, its `info.json`.
@@ -146,8 +150,11 @@ public struct ImageCatalog: Sendable {
             guard isPyramidFolder(relative) else { return .folder }
             return !relative.hasSuffix("_files") && exactFile(for: relative) != nil ? .image : nil
         }
-        let isImage = Self.imageExtensions.contains(Self.fileExtension(of: name).lowercased())
-        return isImage && exactFile(for: relative) != nil ? .image : nil
+        let fileExtension = Self.fileExtension(of: name).lowercased()
+        guard Self.imageExtensions.contains(fileExtension), let file = exactFile(for: relative) else { return nil }
+        // A zip is listed when it looks like a pyramid packed whole; other archives are not images.
+        let isZip = Self.zipExtensions.contains(fileExtension)
+        return !isZip || ImageFormat.zipLooksLikePyramid(atPath: file) ? .image : nil
     }
 
     /// The path `relative` names with every link followed, when it is well formed (`isWellFormed`), exists and

@@ -111,6 +111,25 @@ struct ZipArchive: Sendable {
         return data
     }
 
+    /// The paths of the first `limit` entries of the zip at `path` (fewer when it has fewer, or when one's size is
+    /// only known after its data), read from their local headers, with no read of the directory; [] for a file that
+    /// is not a zip or cannot be read.
+    static func leadingPaths(ofZipAt path: String, limit: Int) -> [String] {
+        guard let file = try? PositionedInput(.file(path: path)) else { return [] }
+        var paths: [String] = [], offset = 0
+        while paths.count < limit, let header = try? file.read(at: offset, count: 30), header.count == 30,
+              header.u32(at: 0) == 0x0403_4B50 {
+            let nameLength = Int(header.u16(at: 26))
+            guard let name = try? file.read(at: offset + 30, count: nameLength), name.count == nameLength else { break }
+            paths.append(String(decoding: name, as: UTF8.self))
+            let storedSize = Int(header.u32(at: 18))
+            // Bit 3: the sizes follow the data, so where the next header starts is not known from this one.
+            if header.u16(at: 6) & 8 != 0 && storedSize == 0 && !paths[paths.count - 1].hasSuffix("/") { break }
+            offset += 30 + nameLength + Int(header.u16(at: 28)) + storedSize
+        }
+        return paths
+    }
+
     /// How far from the end the end record may start: its 22 bytes and a comment of at most 65,535.
     private static let endRecordReach = 22 + 0xFFFF
 

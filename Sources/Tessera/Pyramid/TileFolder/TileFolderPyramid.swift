@@ -203,3 +203,17 @@ extension TileFolderPyramid: StoredJPEGTiles {
         return (try tile.readAll(budget: .default, purpose: "a stored tile"), content)
     }
 }
+
+extension ImageFormat {
+    /// Whether the zip at `path` looks like a Deep Zoom or IIIF pyramid packed whole, told from the names of its
+    /// first entries (read from their local headers, not from its directory at the end): a descriptor, a Deep Zoom
+    /// `NAME_files/` folder, or a IIIF tile's `.../default.EXT`. What a server lists as an image, where other zips
+    /// (archives of anything else) are not; any zip is still read as the pyramid it holds when asked for.
+    public static func zipLooksLikePyramid(atPath path: String) -> Bool {
+        ZipArchive.leadingPaths(ofZipAt: path, limit: 8).contains { entry in
+            let name = RemoteFile.split(entry).name
+            return !entry.hasPrefix("__MACOSX/") && (name.lowercased().hasSuffix(".dzi") || name == "info.json"
+                || entry.contains("_files/") || name.hasPrefix("default."))
+        }
+    }
+}
