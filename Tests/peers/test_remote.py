@@ -20,7 +20,7 @@ from PIL import Image
 from conftest import photo, run
 from daemons import Nginx, free_port, static_host, stop, wait_for
 
-FILES = ["vips.tif", "ours.tif", "plain.jpg", "plain.png", "plain.jp2", "dz.dzi", "iiif/info.json"]
+FILES = ["vips.tif", "ours.tif", "plain.jpg", "plain.png", "plain.jp2", "dz.dzi", "iiif/info.json", "zipped.zip"]
 
 
 def public_folder():
@@ -42,7 +42,8 @@ def site(tessera, tmp_path_factory):
     for arguments in [["tile", source, folder / "ours.tif", "--layout", "tiff", "--tile-size", "256"],
                       ["convert", source, folder / "plain.jpg"], ["convert", source, folder / "plain.png"],
                       ["convert", source, folder / "plain.jp2"], ["tile", source, folder / "dz"],
-                      ["tile", source, folder / "iiif", "--layout", "iiif"]]:
+                      ["tile", source, folder / "iiif", "--layout", "iiif"],
+                      ["tile", source, folder / "zipped", "--layout", "iiif", "--container", "zip"]]:
         result = run(tessera, *arguments)
         assert result.returncode == 0, result.stderr
     host = static_host(tmp_path_factory.mktemp("nginx"), folder)
@@ -135,7 +136,7 @@ def tiles(width, height, side=256):
 
 @pytest.mark.parametrize("name, local_identifier", [("vips.tif", "vips.tif"), ("ours.tif", "ours.tif"),
                                                    ("plain.jpg", "plain.jpg"), ("dz.dzi", "dz.dzi"),
-                                                   ("iiif/info.json", "iiif")])
+                                                   ("iiif/info.json", "iiif"), ("zipped.zip", "zipped.zip")])
 def test_serve_over_urls_answers_as_a_local_serve(tessera, site, tmp_path, name, local_identifier):
     folder, host = site
     (tmp_path / "catalog.txt").write_text(f"# identifier URL\nimage {host.base}/{name}\n")
