@@ -47,18 +47,19 @@ struct TileFolderPyramid: Sendable {
         if ZipArchive.starts(try input.prefix(4)) {
             let archive = try ZipArchive(input: input, budget: budget)
             path = try Self.descriptor(in: archive)
+            descriptorName = input.name + "/" + path
             data = Array(try archive.data(of: path)!.prefix(Self.maxDescriptorBytes))
             guard let inner = ImageFormat.detect(data), inner.isTileFolder else {
-                throw TesseraError.corrupt(path: input.name + "/" + path, detail: "not a Deep Zoom or IIIF descriptor")
+                throw TesseraError.corrupt(path: descriptorName, detail: "not a Deep Zoom or IIIF descriptor")
             }
             (self.archive, format) = (archive, inner)
         } else {
             (data, path, self.archive, format) = (try input.prefix(Self.maxDescriptorBytes), input.name, nil, named)
+            descriptorName = path
         }
         let folder = archive == nil ? RemoteFile.split(path).parent
             : path.lastIndex(of: "/").map { String(path[..<$0]) } ?? ""
         if case .remote = input { remote = true } else { remote = false }
-        descriptorName = archive == nil ? path : input.name + "/" + path
         switch format {
         case .deepZoom:
             let descriptor = try DeepZoomLayout.Descriptor(xml: data, path: descriptorName)
@@ -90,13 +91,9 @@ struct TileFolderPyramid: Sendable {
     }
 
     /// The path in `archive` of the pyramid's descriptor: the `.dzi` or `info.json` nearest its top, when no other
-    /// is as near; hidden files and the resource forks macOS packs into zips (`__MACOSX/`, `._NAME`) are not.
+    /// is as near.
     private static func descriptor(in archive: ZipArchive) throws -> String {
-        let descriptors = archive.entries.keys.filter { path in
-            let name = RemoteFile.split(path).name
-            guard !name.hasPrefix("."), !path.hasPrefix("__MACOSX/") else { return false }
-            return name == "info.json" || name.lowercased().hasSuffix(".dzi") && name.count > 4
-        }
+        let descriptors = archive.entries.keys.filter(isDescriptor)
         let depth = { (path: String) in path.utf8.filter { $0 == UInt8(ascii: "/") }.count }
         guard let top = descriptors.map(depth).min() else {
             throw TesseraError.unsupported(path: archive.name,
@@ -152,6 +149,19 @@ struct TileFolderPyramid: Sendable {
             }
         }
         return nil
+    }
+
+    /// Whether the path in a zip names a pyramid's descriptor (a `.dzi` or an `info.json`); not a hidden file, nor
+    /// one of the resource forks macOS packs into zips (`__MACOSX/`, `._NAME`).
+    fileprivate static func isDescriptor(_ path: String) -> Bool {
+        let name = RemoteFile.split(path).name
+        guard !isHidden(path) else { return false }
+        return name == "info.json" || name.lowercased().hasSuffix(".dzi") && name.count > 4
+    }
+
+    /// Whether the path in a zip is a hidden file or under macOS's `__MACOSX/`.
+    fileprivate static func isHidden(_ path: String) -> Bool {
+        RemoteFile.split(path).name.hasPrefix(".") || path.hasPrefix("__MACOSX/")
     }
 
     /// `relative` in `folder` ("" for the top of a zip).
@@ -211,9 +221,8 @@ extension ImageFormat {
     /// (archives of anything else) are not; any zip is still read as the pyramid it holds when asked for.
     public static func zipLooksLikePyramid(atPath path: String) -> Bool {
         ZipArchive.leadingPaths(ofZipAt: path, limit: 8).contains { entry in
-            let name = RemoteFile.split(entry).name
-            return !entry.hasPrefix("__MACOSX/") && (name.lowercased().hasSuffix(".dzi") || name == "info.json"
-                || entry.contains("_files/") || name.hasPrefix("default."))
+            TileFolderPyramid.isDescriptor(entry) || !TileFolderPyramid.isHidden(entry)
+                && (entry.contains("_files/") || RemoteFile.split(entry).name.hasPrefix("default."))
         }
     }
 }
