@@ -147,9 +147,9 @@ struct FuzzTarget: Sendable {
         _ = try ViewerScript(json: bytes, name: "fuzz.json")
     }
 
-    /// A pyramid's zip as a killed build leaves it and a finished one is checked: the bytes as the partial zip that
-    /// `--resume` reads the complete entries of (then adds one and commits), and as a finished zip whose end record
-    /// holds the build key.
+    /// Zips: the bytes read as the pyramid a zip may hold (`ZipArchive`, `TileFolderPyramid`), then as the partial
+    /// zip a killed build leaves, which `--resume` reads the complete entries of (then adds one and commits), and
+    /// as a finished zip whose end record holds the build key.
     static let zip = FuzzTarget(name: "zip", summary: "zips: read as a pyramid, a partial one resumed, a finished one's key") {
         bytes in
         let folder = try FuzzScratch.shared().folder

@@ -2,7 +2,7 @@ import Foundation
 import Tessera
 
 /// The images a server may serve: every image file under a root folder (or one file), and every pre-built pyramid
-/// there (a Deep Zoom `.dzi`, a IIIF level-0 folder with its `info.json`), looked up by identifier.
+/// there (a Deep Zoom `.dzi`, a IIIF level-0 folder with its `info.json`, either in a zip), looked up by identifier.
 /// An identifier is a path relative to the root, percent-decoded once by the router; it must stay inside the
 /// root after every symlink is followed, so `..`, absolute paths and links pointing out are all "not found".
 /// A catalog of `RemoteImages` maps identifiers to URLs instead, and "files" are those URLs.
