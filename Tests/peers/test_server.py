@@ -139,7 +139,8 @@ def test_every_parameter_form_gives_the_expected_pixels(server, path, region, si
         assert psnr(ours, want) >= 35, path
 
 
-def test_pyramids_made_by_libvips_are_listed_and_served_as_images(server):
+def test_prebuilt_pyramids_are_listed_and_served_as_images(server):
+    """Deep Zoom and IIIF pyramids by libvips, in folders and in a zip, and ours in a zip."""
     index = fetch(f"{server.rsplit('/', 1)[0]}/")[2].decode()
     names = re.findall(r'class="name"[^>]*>([^<]*)</', index)
     for name in ["vdz.dzi", "vdz1.dzi", "viiif", "vzip.zip", "ours.zip"]:
