@@ -30,6 +30,8 @@ struct ZipArchive: Sendable {
     let entries: [String: Entry]
     /// What the directory, and each entry read, must fit in.
     private let budget: MemoryBudget
+    /// The memory the directory holds, read and indexed: about twice its bytes, in bytes.
+    let heldBytes: Int
     /// Bit `index` set once the entry's bytes have matched its CRC-32.
     private let checked: Checked
 
@@ -82,7 +84,8 @@ struct ZipArchive: Sendable {
             directorySize = try Self.checked(record64.u64(at: 40), name)
             directoryOffset = try Self.checked(record64.u64(at: 48), name)
         }
-        try budget.check(2 * directorySize, for: "the zip's directory, read and indexed", path: name)
+        heldBytes = 2 * directorySize
+        try budget.check(heldBytes, for: "the zip's directory, read and indexed", path: name)
         guard directoryOffset + directorySize <= total, count <= directorySize / 46 else {
             throw TesseraError.truncated(path: name, detail: "before the end of its zip directory")
         }
@@ -132,23 +135,39 @@ struct ZipArchive: Sendable {
         return data
     }
 
-    /// The paths of the first `limit` entries of the zip at `path` (fewer when it has fewer, or when one's size is
-    /// only known after its data), read from their local headers, with no read of the directory; [] for a file that
-    /// is not a zip or cannot be read.
-    static func leadingPaths(ofZipAt path: String, limit: Int) -> [String] {
-        guard let file = try? PositionedInput(.file(path: path)) else { return [] }
-        var paths: [String] = [], offset = 0
-        while paths.count < limit, let header = try? file.read(at: offset, count: 30), header.count == 30,
+    /// One entry as its local header, read walking the zip from its start, gives it.
+    struct LocalEntry {
+        /// Where its local header starts, in bytes.
+        let offset: Int
+        let name: [UInt8]
+        let crc: UInt32
+        /// Its bytes as stored.
+        let storedSize: Int
+        /// Where its data ends (the next header starts); nil when its sizes follow its data (bit 3 of its flags, a
+        /// zip written as a stream), so that the next header's place is not known from this one.
+        let end: Int?
+    }
+
+    /// The first `limit` entries of `file` from their local headers, with no read of the directory: up to a header
+    /// that does not read whole, or whose data runs past the end (an entry cut short), or after an entry whose
+    /// sizes follow its data. What a killed build's partial zip, whose directory was never written, holds, and the
+    /// names of a zip's first entries.
+    static func localEntries(of file: PositionedInput, limit: Int = .max) throws -> [LocalEntry] {
+        var entries: [LocalEntry] = [], offset = 0
+        while entries.count < limit, case let header = try file.read(at: offset, count: 30), header.count == 30,
               header.u32(at: 0) == 0x0403_4B50 {
-            let nameLength = Int(header.u16(at: 26))
-            guard let name = try? file.read(at: offset + 30, count: nameLength), name.count == nameLength else { break }
-            paths.append(String(decoding: name, as: UTF8.self))
-            let storedSize = Int(header.u32(at: 18))
-            // Bit 3: the sizes follow the data, so where the next header starts is not known from this one.
-            if header.u16(at: 6) & 8 != 0 && storedSize == 0 && !paths[paths.count - 1].hasSuffix("/") { break }
-            offset += 30 + nameLength + Int(header.u16(at: 28)) + storedSize
+            let nameLength = Int(header.u16(at: 26)), storedSize = Int(header.u32(at: 18))
+            let name = try file.read(at: offset + 30, count: nameLength)
+            guard name.count == nameLength else { break }
+            let sizesFollow = header.u16(at: 6) & 8 != 0 && storedSize == 0 && name.last != UInt8(ascii: "/")
+            let end = offset + 30 + nameLength + Int(header.u16(at: 28)) + storedSize
+            guard end <= file.byteCount else { break }
+            entries.append(LocalEntry(offset: offset, name: name, crc: header.u32(at: 14), storedSize: storedSize,
+                                      end: sizesFollow ? nil : end))
+            if sizesFollow { break }
+            offset = end
         }
-        return paths
+        return entries
     }
 
     /// How far from the end the end record may start: its 22 bytes and a comment of at most 65,535.

@@ -205,24 +205,12 @@ public final class ZipContainer: PyramidContainer {
     /// Reads the local headers of a partial zip from the start, keeping every entry whose data is all there;
     /// returns them and the offset where the first incomplete one begins.
     private static func completeEntries(of path: String) throws -> ([Entry], UInt64) {
-        let file = try CFile(path: path, mode: "rb")
-        let total = UInt64(try file.size())
-        var entries: [Entry] = [], offset: UInt64 = 0
-        while offset + 30 <= total {
-            try file.seek(to: Int(offset))
-            let header = try file.read(30)
-            let value = { (at: Int, count: Int) -> UInt64 in
-                (0..<count).reduce(0) { $0 | UInt64(header[at + $1]) << (8 * $1) }
-            }
-            guard header.count == 30, value(0, 4) == 0x0403_4B50 else { break }
-            let size = value(18, 4), nameLength = value(26, 2), extraLength = value(28, 2)
-            let end = offset + 30 + nameLength + extraLength + size
-            guard end <= total else { break }
-            let name = try file.read(Int(nameLength))
-            entries.append(Entry(name: name, crc: UInt32(value(14, 4)), size: size, offset: offset))
-            offset = end
+        let local = try ZipArchive.localEntries(of: PositionedInput(.file(path: path)))
+        let complete = local.prefix { $0.end != nil }
+        let entries = complete.map {
+            Entry(name: $0.name, crc: $0.crc, size: UInt64($0.storedSize), offset: UInt64($0.offset))
         }
-        return (entries, offset)
+        return (entries, UInt64(complete.last?.end ?? 0))
     }
 
     private static func ioError(_ path: String) -> TesseraError {

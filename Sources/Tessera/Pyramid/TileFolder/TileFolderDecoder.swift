@@ -108,6 +108,6 @@ final class OpenedTileFolder: SharedDecoderState {
 
     init(pyramid: TileFolderPyramid) { self.pyramid = pyramid }
 
-    /// A zip's directory: its entries' paths and where they are, about 100 bytes each.
-    var heldByteLimit: Int { (pyramid.archive?.entries.count ?? 0) * 100 }
+    /// A zip's directory, read and indexed (`ZipArchive.heldBytes`).
+    var heldByteLimit: Int { pyramid.archive?.heldBytes ?? 0 }
 }

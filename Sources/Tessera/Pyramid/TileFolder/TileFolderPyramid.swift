@@ -220,8 +220,10 @@ extension ImageFormat {
     /// `NAME_files/` folder, or a IIIF tile's `.../default.EXT`. What a server lists as an image, where other zips
     /// (archives of anything else) are not; any zip is still read as the pyramid it holds when asked for.
     public static func zipLooksLikePyramid(atPath path: String) -> Bool {
-        ZipArchive.leadingPaths(ofZipAt: path, limit: 8).contains { entry in
-            TileFolderPyramid.isDescriptor(entry) || !TileFolderPyramid.isHidden(entry)
+        let entries = (try? ZipArchive.localEntries(of: PositionedInput(.file(path: path)), limit: 8)) ?? []
+        return entries.contains { local in
+            let entry = String(decoding: local.name, as: UTF8.self)
+            return TileFolderPyramid.isDescriptor(entry) || !TileFolderPyramid.isHidden(entry)
                 && (entry.contains("_files/") || RemoteFile.split(entry).name.hasPrefix("default."))
         }
     }
