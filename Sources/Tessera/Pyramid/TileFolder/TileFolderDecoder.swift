@@ -20,7 +20,7 @@ final class TileFolderDecoder: ImageDecoder, TiledRowDecoder {
     /// descriptor read, and a zip's directory.
     static func open(_ input: ImageInput, budget: MemoryBudget) throws
         -> (properties: ImageProperties, shared: (any SharedDecoderState)?) {
-        let pyramid = try open(input, format: try detectedFormat(input), budget: budget)
+        let pyramid = try Self.pyramid(input, budget: budget)
         let sample = try ImageSource(input: try pyramid.sampleTile()).properties
         let format = pixelFormat(sample)
         let kind: ImageFormat
@@ -43,7 +43,7 @@ final class TileFolderDecoder: ImageDecoder, TiledRowDecoder {
 
     init(input: ImageInput, properties: ImageProperties, request: DecodeRequest) throws {
         pyramid = try (request.shared as? OpenedTileFolder)?.pyramid
-            ?? Self.open(input, format: properties.format, budget: request.budget)
+            ?? Self.pyramid(input, budget: request.budget)
         guard pyramid.scaleFactors.contains(request.scale) else {
             throw TesseraError.invalidArgument("\(input.name): the pyramid has no level at 1/\(request.scale)")
         }
@@ -84,21 +84,18 @@ final class TileFolderDecoder: ImageDecoder, TiledRowDecoder {
                    into: target, bytesPerRow: bytesPerRow)
     }
 
-    private static func open(_ input: ImageInput, format: ImageFormat, budget: MemoryBudget) throws -> TileFolderPyramid {
+    /// The pyramid `input` is the descriptor or zip of.
+    private static func pyramid(_ input: ImageInput, budget: MemoryBudget) throws -> TileFolderPyramid {
         if case .bytes = input {
             throw TesseraError.unsupported(path: input.name, feature: "a tile pyramid is read from its descriptor file, not from bytes")
         }
-        return try TileFolderPyramid(input: input, format: format, budget: budget)
+        return try TileFolderPyramid(input: input, budget: budget)
     }
 
     /// 8-bit gray or RGB, with alpha when the tiles have it: what every tile is converted to.
     private static func pixelFormat(_ properties: ImageProperties) -> PixelFormat {
         PixelFormat(properties.colorModel == .gray ? (properties.hasAlpha ? .grayAlpha : .gray)
                                                    : (properties.hasAlpha ? .rgba : .rgb))
-    }
-
-    private static func detectedFormat(_ input: ImageInput) throws -> ImageFormat {
-        try ImageFormat.detect(input.prefix(ImageFormat.headerLength)) ?? .deepZoom
     }
 }
 

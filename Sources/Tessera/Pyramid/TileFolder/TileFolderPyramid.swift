@@ -39,12 +39,14 @@ struct TileFolderPyramid: Sendable {
     /// The most bytes a descriptor is read of: a few hundred is usual, a megabyte is more than any real one.
     private static let maxDescriptorBytes = 1 << 20
 
-    /// Reads the descriptor `input` (`.dzi` XML or IIIF `info.json`, a file or a URL; `format` tells which), or the
-    /// zip `input` whose descriptor is the one nearest its top (its own content tells which), its directory and
-    /// each tile read from it within `budget`.
-    init(input: ImageInput, format named: ImageFormat, budget: MemoryBudget) throws {
+    /// Reads the descriptor `input` (`.dzi` XML or IIIF `info.json`, a file or a URL), or the zip `input` whose
+    /// descriptor is the one nearest its top, its directory and each tile read from it within `budget`; the
+    /// descriptor's content tells which layout (Deep Zoom unless it reads as IIIF's).
+    init(input: ImageInput, budget: MemoryBudget) throws {
         let data: [UInt8], path: String, format: ImageFormat
-        if ZipArchive.starts(try input.prefix(4)) {
+        // The first bytes tell a zip, and hold a descriptor of their size or less whole.
+        let head = try input.prefix(ImageFormat.headerLength)
+        if ZipArchive.starts(head) {
             let archive = try ZipArchive(input: input, budget: budget)
             path = try Self.descriptor(in: archive)
             descriptorName = input.name + "/" + path
@@ -54,7 +56,8 @@ struct TileFolderPyramid: Sendable {
             }
             (self.archive, format) = (archive, inner)
         } else {
-            (data, path, self.archive, format) = (try input.prefix(Self.maxDescriptorBytes), input.name, nil, named)
+            data = head.count < ImageFormat.headerLength ? head : try input.prefix(Self.maxDescriptorBytes)
+            (path, self.archive, format) = (input.name, nil, ImageFormat.detect(data) ?? .deepZoom)
             descriptorName = path
         }
         let folder = archive == nil ? RemoteFile.split(path).parent
