@@ -82,6 +82,7 @@ enum InfoCommand: Command {
 
     private static func describe(_ properties: ImageProperties, path: String, scans: Int?, verified: Bool?) -> String {
         var kind = properties.format.displayName
+        if let descriptor = properties.zippedDescriptor { kind += ", in a zip (\(descriptor))" }
         if properties.isProgressive { kind += properties.format == .jpeg ? ", progressive" : ", interlaced" }
         let model: String
         switch properties.colorModel {

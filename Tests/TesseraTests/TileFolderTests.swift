@@ -11,6 +11,7 @@ import Testing
             let source = try ImageSource(path: path)
             #expect(source.properties.format == (layout == "dz" ? .deepZoom : .iiif))
             #expect(source.properties.size == image.size)
+            #expect(source.properties.zippedDescriptor == (layout == "dz" ? "pyramid.dzi" : "pyramid/info.json"))
             #expect(TestImages.maxDifference(try source.makeReader().readAll(), image) == 0, "\(layout)")
             let rect = Rect(x: 60, y: 61, width: 130, height: 70)
             #expect(TestImages.maxDifference(try source.makeReader(ReadOptions(region: rect)).readAll(),
@@ -64,6 +65,7 @@ import Testing
             let source = try ImageSource(path: try TestImages.pyramid(image, layout: layout, tileSize: 64, overlap: overlap))
             #expect(source.properties.format == (layout == "dz" ? .deepZoom : .iiif))
             #expect(source.properties.size == image.size)
+            #expect(source.properties.zippedDescriptor == nil)
             #expect(source.properties.levels.prefix(3) == [Size(width: 301, height: 203), Size(width: 151, height: 102),
                                                            Size(width: 76, height: 51)])
             let whole = try source.makeReader().readAll()

@@ -171,6 +171,9 @@ def test_a_pyramid_in_a_zip_reads_as_its_folder(tessera, tmp_path, sources, make
     descriptor = folder / "p.dzi" if (folder / "p.dzi").exists() else folder / "p" / "info.json"
     info = json.loads(tessera_ok(tessera, "info", zipped, "--json").stdout)
     assert (info["width"], info["height"], info["format"]) == (1000, 700, {"dz": "deepZoom", "iiif": "iiif"}[layout])
+    assert info["zippedDescriptor"].endswith(descriptor.name), info["zippedDescriptor"]
+    assert f", in a zip ({info['zippedDescriptor']})" in tessera_ok(tessera, "info", zipped).stdout
+    assert "zippedDescriptor" not in json.loads(tessera_ok(tessera, "info", descriptor, "--json").stdout)
     for scale in ["1/1", "1/4"]:
         tessera_ok(tessera, "convert", descriptor, tmp_path / "from-folder.png", "--scale", scale)
         tessera_ok(tessera, "convert", zipped, tmp_path / "from-zip.png", "--scale", scale)

@@ -91,6 +91,9 @@ public struct ImageProperties: Sendable, Codable, Equatable {
     public var fileSize: Int
     /// The size of a tile pyramid's stored tiles (Deep Zoom, IIIF level 0), without overlap; nil for other images.
     public var tileSize: Size?
+    /// A tile pyramid in a zip: its descriptor's path inside the zip (`NAME.dzi`, `NAME/info.json`); nil for a
+    /// pyramid in a folder and for other images.
+    public var zippedDescriptor: String?
     /// JPEG 2000: how the codestream is built (levels, tiles, layers, progression, HTJ2K); nil for other images.
     public var jpeg2000: JPEG2000Structure?
 

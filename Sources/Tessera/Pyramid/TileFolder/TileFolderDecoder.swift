@@ -34,6 +34,7 @@ final class TileFolderDecoder: ImageDecoder, TiledRowDecoder {
                                          hasICCProfile: sample.hasICCProfile,
                                          levels: pyramid.scaleFactors.map { pyramid.levelSize(scale: $0) })
         properties.tileSize = Size(width: pyramid.tileWidth, height: pyramid.tileHeight)
+        properties.zippedDescriptor = pyramid.zippedDescriptor
         return (properties, OpenedTileFolder(pyramid: pyramid))
     }
 

@@ -29,6 +29,8 @@ struct TileFolderPyramid: Sendable {
     let overlap: Int
     /// What errors call the descriptor: its path, or the zip's and its path inside.
     let descriptorName: String
+    /// The descriptor's path inside the zip (`archive`); nil for a folder.
+    let zippedDescriptor: String?
     /// The tiles' file extension (`jpg`, `png`, ...).
     let tileExtension: String
     /// The reductions that have a level (1, 2, 4, ...), ascending.
@@ -54,10 +56,11 @@ struct TileFolderPyramid: Sendable {
             guard let inner = ImageFormat.detect(data), inner.isTileFolder else {
                 throw TesseraError.corrupt(path: descriptorName, detail: "not a Deep Zoom or IIIF descriptor")
             }
-            (self.archive, format) = (archive, inner)
+            (self.archive, zippedDescriptor, format) = (archive, path, inner)
         } else {
             data = head.count < ImageFormat.headerLength ? head : try input.prefix(Self.maxDescriptorBytes)
-            (path, self.archive, format) = (input.name, nil, ImageFormat.detect(data) ?? .deepZoom)
+            (path, self.archive, zippedDescriptor) = (input.name, nil, nil)
+            format = ImageFormat.detect(data) ?? .deepZoom
             descriptorName = path
         }
         let folder = archive == nil ? RemoteFile.split(path).parent
