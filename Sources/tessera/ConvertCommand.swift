@@ -6,8 +6,11 @@ enum ConvertCommand: Command {
     static let name = "convert"
     static let spec = CommandSpec(
         name: name, usage: "convert IN OUT [options]",
-        summary: "convert an image to JPEG, PNG, WebP or TIFF (by OUT's extension), streaming, optionally reduced",
-        details: "The output is written under a temporary name and renamed when complete.",
+        summary: "convert an image to JPEG, PNG, WebP, TIFF or JPEG 2000 (by OUT's extension), streaming, optionally reduced",
+        details: """
+            OUT's extension names the format: .jpg, .png, .webp, .tif, .jp2 (JPEG 2000), .jph (HTJ2K) or .j2c (a
+            bare codestream). The output is written under a temporary name and renamed when complete.
+            """,
         options: ReadingOptions.all + EncodingOptions.standard.allWithTIFF)
 
     static func run(_ arguments: Arguments) throws {
