@@ -17,7 +17,8 @@ first time, nothing cached), then every URL once more ("again": what it costs on
 sequences of all images on every connection. `--alone-runs N` (for a loaded machine) then repeats the first pass on
 N more freshly started servers of each build, interleaved, and keeps each URL's fastest time ("first, fastest of N"):
 what a request costs alone the first time, with the other processes' noise taken out, by class; `--alone-passes K`
-measures that K times and says which requests were over 3x the stored tile's median in how many of them. The same
+measures that K times and says which requests were over 3x the stored tile's median in how many of them, and which
+five came nearest (their median ratio over the K passes, and their highest). The same
 is then measured for a gallery: what a viewer showing a collection asks first, each image's info.json and
 thumbnails one image after another, against the line of the images' own sequences. iipsrv (Debian's iipimage-server)
 runs as 4 FastCGI processes behind lighttpd, as its documentation suggests. Needs wrk, lighttpd, spawn-fcgi,
@@ -127,6 +128,13 @@ def gallery(images):
 def requests_over(counter):
     """The requests in `counter` (how many passes each was over the line), most often first, or "none"."""
     return ", ".join(f"`{url}` ({count})" for url, count in counter.most_common()) or "none"
+
+
+def nearest_the_line(ratios, count=5):
+    """The `count` requests whose times were the most times the stored tile's median (`ratios`: each request's
+    ratio in every pass), by their median ratio: what a pass's "over" comes from, and how near the rest are."""
+    nearest = sorted(ratios.items(), key=lambda item: -statistics.median(item[1]))[:count]
+    return ", ".join(f"`{url}` {statistics.median(r):.2f}x (at most {max(r):.2f}x)" for url, r in nearest)
 
 
 def is_stored_tile(path):
@@ -271,6 +279,7 @@ def main():
                     for path in sequence(width, height)]
             overs = {binary: [] for _, binary in binaries}
             over_urls = {binary: collections.Counter() for _, binary in binaries}
+            ratios = {binary: collections.defaultdict(list) for _, binary in binaries}
             medians = {binary: [] for _, binary in binaries}
             for _ in range(args.alone_passes):
                 best = fastest_first_pass([binary for _, binary in binaries], folder, urls, args.alone_runs)
@@ -280,11 +289,14 @@ def main():
                     overs[binary].append(over)
                     over_urls[binary].update(url.split("/", 2)[2] for url, t in zip(urls, best[binary])
                                              if t > 3 * median_stored)
+                    for url, t in zip(urls, best[binary]):
+                        ratios[binary][url.split("/", 2)[2]].append(t / median_stored)
                     line = by_class(paths, best[binary], median_stored)
                     print(f"  {kind}, {server}, first, fastest of {args.alone_runs}: stored tile median"
                           f" {median_stored:.2f} ms, {over} over 3x; {line}", file=sys.stderr)
             for server, binary in binaries:
-                class_rows.append((kind, server, ", ".join(map(str, overs[binary])), requests_over(over_urls[binary])))
+                class_rows.append((kind, server, ", ".join(map(str, overs[binary])), requests_over(over_urls[binary]),
+                                   nearest_the_line(ratios[binary])))
             gallery_urls = gallery(images)
             gallery_overs = {binary: [] for _, binary in binaries}
             gallery_over_urls = {binary: collections.Counter() for _, binary in binaries}
@@ -313,7 +325,8 @@ def main():
     if class_rows:
         print()
         print_table(["pyramid", "server", f"first pass, fastest of {args.alone_runs}: over 3x, each of"
-                     f" {args.alone_passes} passes", "the requests over (in how many passes)"],
+                     f" {args.alone_passes} passes", "the requests over (in how many passes)",
+                     "nearest the line: times the stored tile's median, median of the passes"],
                     class_rows, args.markdown)
         print()
         print_table(["pyramid", "server", f"gallery, fastest of {args.alone_runs}: over 3x, each of"
