@@ -101,10 +101,12 @@ enum InfoCommand: Command {
                 + "\(properties.channels == 1 ? "" : "s"), \(properties.bitDepth)-bit",
             "  orientation  \(properties.orientation)",
             "  ICC profile  \(properties.hasICCProfile ? "yes" : "no")",
-            "  file size    \(ByteCount(properties.fileSize)) (\(properties.fileSize.grouped) bytes)",
+            "  file size    \(ByteCount(properties.fileSize))"
+                + (properties.fileSize < 1024 ? "" : " (\(properties.fileSize.grouped) bytes)"),
         ]
         if let scans { lines.insert("  scans        \(scans)", at: 2) }
         if properties.pageCount > 1 { lines.append("  pages        \(properties.pageCount)") }
+        if let tileSize = properties.tileSize { lines.append("  tiles        \(tileSize)") }
         if properties.levels.count > 1 {
             lines.append("  levels       " + properties.levels.map(\.description).joined(separator: ", "))
         }

@@ -172,7 +172,9 @@ def test_a_pyramid_in_a_zip_reads_as_its_folder(tessera, tmp_path, sources, make
     info = json.loads(tessera_ok(tessera, "info", zipped, "--json").stdout)
     assert (info["width"], info["height"], info["format"]) == (1000, 700, {"dz": "deepZoom", "iiif": "iiif"}[layout])
     assert info["zippedDescriptor"].endswith(descriptor.name), info["zippedDescriptor"]
-    assert f", in a zip ({info['zippedDescriptor']})" in tessera_ok(tessera, "info", zipped).stdout
+    text = tessera_ok(tessera, "info", zipped).stdout
+    assert f", in a zip ({info['zippedDescriptor']})" in text
+    assert f"tiles        {info['tileSize']['width']}x{info['tileSize']['height']}" in text
     assert "zippedDescriptor" not in json.loads(tessera_ok(tessera, "info", descriptor, "--json").stdout)
     for scale in ["1/1", "1/4"]:
         tessera_ok(tessera, "convert", descriptor, tmp_path / "from-folder.png", "--scale", scale)
