@@ -112,7 +112,9 @@ enum ServeCommand: Command {
             return site.answer(request).map { response in
                 if !quiet {
                     let milliseconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e6
-                    let line = "\(request.method) \(request.target) \(response.status) \(response.body.count) \(milliseconds.fixed(1)) ms\n"
+                    let note = response.logNote.map { ": \($0)" } ?? ""
+                    let line = "\(request.method) \(request.target) \(response.status) \(response.body.count)"
+                        + " \(milliseconds.fixed(1)) ms\(note)\n"
                     FileHandle.standardError.write(Data(line.utf8))
                 }
                 return response

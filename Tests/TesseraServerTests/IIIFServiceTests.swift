@@ -56,6 +56,25 @@ import Testing
             let body = String(decoding: response.body, as: UTF8.self)
             #expect(response.status == status && body.hasPrefix(message), "\(request): \(body)")
             #expect(!body.contains(folder), "\(request): \(body)")
+            #expect(response.logNote?.contains(folder + "/images/") == true, "the log has the file")
+        }
+    }
+
+    /// A remote source's failure is a 502 (a 404 when the URL names nothing) whose body says what went wrong
+    /// without the storage's host and port, which libcurl's words name; the log note keeps them.
+    @Test func aRemoteSourcesFailureHidesItsAddressFromClients() {
+        let url = "http://storage.internal:9000/images/x.tif"
+        for (detail, status, told) in [
+            ("failed to connect to storage.internal port 9000 after 3 ms: couldn't connect to server", 502,
+             "x.tif: failed to connect to its source after 3 ms: couldn't connect to server"),
+            ("could not resolve host: storage.internal", 502, "x.tif: could not resolve host: its source"),
+            ("connection timed out after 10001 milliseconds", 502, "x.tif: connection timed out after 10001 milliseconds"),
+            ("HTTP 404 Not Found", 404, "x.tif: HTTP 404 Not Found"),
+        ] {
+            let response = HTTPResponse.failure(TesseraError.http(url: url, detail: detail), about: "x.tif")
+            #expect(response.status == status)
+            #expect(String(decoding: response.body, as: UTF8.self) == told + "\n")
+            #expect(response.logNote == url + ": " + detail)
         }
     }
 

@@ -256,6 +256,25 @@ def test_a_missing_file_and_an_unreachable_host_give_one_line_and_exit_1(tessera
     assert not (tmp_path / "out.png").exists()
 
 
+def test_an_unreachable_source_is_a_502_naming_the_image_not_the_host(tessera, tmp_path):
+    """Served from a host that refuses connections, every request is a 502 whose body names the image and not
+    the host or port; the server's log line has the URL and libcurl's words in full."""
+    port = free_port()
+    process = subprocess.Popen([tessera, "serve", "--source-url", f"http://127.0.0.1:{port}/images/{{id}}",
+                                "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        base = process.stdout.readline().split(" at ")[1].split()[0].rstrip("/").removesuffix("/iiif")
+        for path in ["/iiif/x.jpg/info.json", "/iiif/x.jpg/full/max/0/default.jpg", "/stream/x.jpg/100"]:
+            status, body = fetch(base + path)
+            assert status == 502, (path, status, body)
+            assert body.decode().startswith("x.jpg: ") and "127.0.0.1" not in body.decode(), body
+            assert str(port) not in body.decode(), body
+    finally:
+        stop(process)
+    log = process.stderr.read()
+    assert "GET /iiif/x.jpg/info.json 502 " in log and f"http://127.0.0.1:{port}/images/x.jpg: " in log, log
+
+
 def test_a_server_without_ranges_is_read_whole_within_the_budget(tessera, site, tmp_path):
     folder, _ = site
     with Nginx(tmp_path / "nginx", f"""    server {{

@@ -37,6 +37,9 @@ public struct HTTPResponse: Sendable {
     public var body: [UInt8]
     /// A body produced while it is sent (chunked transfer encoding), used instead of `body` when set.
     public var stream: HTTPBodyStream?
+    /// What the server's own log says beside the status, never sent: the error behind a failure in full, naming
+    /// the files and URLs the server read, which the body a client gets leaves out.
+    public var logNote: String?
     /// Work for what the client may ask next, which `HTTPServer` queues with the response, to run only in the
     /// machine's idle time (`IdleTimeThread`): it takes no core from the sending, nor from the client reading it
     /// and asking again, and yields its core often to the requests that come meanwhile. Callers that are not the server

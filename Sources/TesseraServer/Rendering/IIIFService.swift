@@ -188,17 +188,8 @@ public final class IIIFService: Sendable {
             return .text(error.status, error.description)
         } catch let refusal as RenderRefusal {
             return refusal.response
-        } catch let error as TesseraError {
-            let message = error.about(identifier).description
-            // A file in the folder that is not an image is not an image the server has.
-            if case .unknownFormat = error { return .text(404, message) }
-            // A remote image the server names nothing for is not an image; any other failure of the remote host is
-            // a bad gateway.
-            if RemoteFile.isMissing(error) { return .text(404, message) }
-            if case .http = error { return .text(502, message) }
-            return .text(500, message)
         } catch {
-            return .text(500, TesseraError.message(for: error, about: identifier))
+            return .failure(error, about: identifier)
         }
     }
 

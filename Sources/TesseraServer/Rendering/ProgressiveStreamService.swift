@@ -44,9 +44,7 @@ public struct ProgressiveStreamService: Sendable {
         do {
             source = try ImageSource(path: path)
         } catch {
-            let message = TesseraError.message(for: error, about: identifier)
-            if case .unknownFormat? = error as? TesseraError { return .text(404, message) }
-            return .text(500, message)
+            return .failure(error, about: identifier)
         }
         let longer = max(source.properties.width, source.properties.height)
         let size = segments[1] == "max" ? longer : Int(segments[1]) ?? 0
@@ -63,7 +61,7 @@ public struct ProgressiveStreamService: Sendable {
         } catch let refusal as RenderRefusal {
             return refusal.response
         } catch {
-            return .text(500, TesseraError.message(for: error, about: identifier))
+            return .failure(error, about: identifier)
         }
         var options = EncodeOptions()
         options.quality = quality
