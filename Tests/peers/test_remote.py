@@ -3,12 +3,16 @@ pyramidal TIFF (libvips' and Tessera's), a plain JPEG, a PNG, a JP2, a Deep Zoom
 command over their URLs gives what it gives over the files; `serve --source-url` answers as a local serve; tiles of a
 remote pyramidal TIFF cost at most 1.2 range requests each, cold (counted in nginx's access log); a file replaced
 while served is detected and opened afresh; a missing file, an unreachable host and a server without ranges each
-give their one-line message and exit 1. Each nginx and server is the test's own, on loopback, stopped by PID."""
+give their one-line message and exit 1, and a host found down is not tried again for 2 s. Each nginx and server is
+the test's own, on loopback, stopped by PID."""
+import functools
+import http.server
 import json
 import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -273,6 +277,38 @@ def test_an_unreachable_source_is_a_502_naming_the_image_not_the_host(tessera, t
         stop(process)
     log = process.stderr.read()
     assert "GET /iiif/x.jpg/info.json 502 " in log and f"http://127.0.0.1:{port}/images/x.jpg: " in log, log
+
+
+def test_a_host_found_down_is_not_tried_again_for_two_seconds(tessera, tmp_path):
+    """A request that finds its source's host refusing connections (after its retries) has the server take the
+    host as down: a request within 2 s fails at once, untried, though the host is up again; after that it is tried
+    and answers. The host is a socket bound but not listening (refusing), then listening."""
+    folder = tmp_path / "images"
+    folder.mkdir()
+    Image.new("RGB", (300, 200), (10, 120, 200)).save(folder / "x.png")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
+    host = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler, bind_and_activate=False)
+    host.server_bind()
+    port = host.server_address[1]
+    process = subprocess.Popen([tessera, "serve", "--source-url", f"http://127.0.0.1:{port}/{{id}}", "--port", "0"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    serving = None
+    try:
+        base = process.stdout.readline().split(" at ")[1].split()[0].rstrip("/").removesuffix("/iiif")
+        assert fetch(f"{base}/iiif/x.png/info.json")[0] == 502
+        host.server_activate()
+        serving = threading.Thread(target=host.serve_forever, daemon=True)
+        serving.start()
+        status, body = fetch(f"{base}/iiif/x.png/info.json")
+        assert status == 502 and b"(not tried again within 2 s)" in body, body
+        time.sleep(2.5)
+        status, body = fetch(f"{base}/iiif/x.png/info.json")
+        assert status == 200 and json.loads(body)["width"] == 300, body
+    finally:
+        stop(process)
+        if serving:
+            host.shutdown()
+        host.server_close()
 
 
 def test_a_server_without_ranges_is_read_whole_within_the_budget(tessera, site, tmp_path):

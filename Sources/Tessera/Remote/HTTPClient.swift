@@ -17,6 +17,9 @@ public final class HTTPClient: HTTPFetching, @unchecked Sendable {
         public var attempts: Int = 4
         /// The wait before the first retry; each next one doubles it.
         public var firstBackoff: Double = 0.2
+        /// After every try of a request failed to connect to its host (refused, or its name not resolved), how long
+        /// later requests to the same scheme, host and port fail at once with the same words, untried; 0 never.
+        public var downFor: Double = 2
         /// The largest body accepted, in bytes: a longer answer is an error, not an allocation.
         public var bodyLimit: Int = 1 << 30
         public var userAgent = "tessera"
@@ -28,6 +31,8 @@ public final class HTTPClient: HTTPFetching, @unchecked Sendable {
     public static let shared = HTTPClient()
 
     public let configuration: Configuration
+    /// The hosts found down lately (`Configuration.downFor`).
+    private let unreachable = UnreachableOrigins()
     private let lock = NSLock()
     private var idle: [UnsafeMutableRawPointer] = []
 
@@ -53,15 +58,29 @@ public final class HTTPClient: HTTPFetching, @unchecked Sendable {
     /// Sends `request`, retrying what is worth retrying, and returns the final answer whatever its status.
     /// Throws `TesseraError.http` naming the URL when no answer came (unreachable, timed out, reset), and
     /// `TesseraError.memoryLimit` when the body is over the request's or the client's limit.
+    /// A host found down (refused, unresolved) is not tried again for `Configuration.downFor`: its requests meanwhile
+    /// fail at once with the words of the one that found it down.
     public func send(_ request: Request) throws -> Response {
+        let origin = UnreachableOrigins.origin(of: request.url)
+        if let origin, let detail = unreachable.failure(of: origin) {
+            let seconds = configuration.downFor
+            throw TesseraError.http(url: request.url, detail: detail + " (not tried again within"
+                                    + " \(seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)) s)")
+        }
         var wait = configuration.firstBackoff
         for attempt in 1...max(1, configuration.attempts) {
             let last = attempt == max(1, configuration.attempts)
             do {
                 let response = try perform(request)
+                if let origin { unreachable.markUp(origin) }
                 if last || !Self.retried(status: response.status) { return response }
             } catch let failure as TransferFailure {
-                if last || !failure.retryable { throw TesseraError.http(url: request.url, detail: failure.message) }
+                if last || !failure.retryable {
+                    if failure.unreachable, configuration.downFor > 0, let origin {
+                        unreachable.markDown(origin, detail: failure.message, for: configuration.downFor)
+                    }
+                    throw TesseraError.http(url: request.url, detail: failure.message)
+                }
             }
             usleep(useconds_t(wait * 1_000_000))
             wait *= 2
@@ -83,10 +102,12 @@ public final class HTTPClient: HTTPFetching, @unchecked Sendable {
 
     private static func retried(status: Int) -> Bool { status == 429 || (500...599).contains(status) && status != 501 }
 
-    /// A transfer that got no HTTP answer: libcurl's message, and whether trying again may help.
+    /// A transfer that got no HTTP answer: libcurl's message, whether trying again may help, and whether the host
+    /// could not be reached at all (refused, or its name not resolved).
     private struct TransferFailure: Error {
         var message: String
         var retryable: Bool
+        var unreachable = false
     }
 
     private func perform(_ request: Request) throws -> Response {
@@ -113,7 +134,9 @@ public final class HTTPClient: HTTPFetching, @unchecked Sendable {
             }
             let detail = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             let message = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
-            throw TransferFailure(message: message.lowercased(), retryable: Self.retryable(code))
+            throw TransferFailure(message: message.lowercased(), retryable: Self.retryable(code),
+                                  unreachable: [CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST,
+                                                CURLE_COULDNT_RESOLVE_PROXY].contains(code))
         }
         var status = 0
         _ = tessera_curl_info_long(handle, CURLINFO_RESPONSE_CODE, &status)
