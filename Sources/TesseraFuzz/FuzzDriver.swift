@@ -29,7 +29,7 @@ enum FuzzDriver {
         for path in arguments.dropFirst() {
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
-                FileHandle.standardError.write(Data("tessera-fuzz: \(path): no such file or folder\n".utf8))
+                FileHandle.standardError.write(Data("tessera-fuzz: \(path): no such file or directory\n".utf8))
                 return 1
             }
             if isFolder.boolValue {

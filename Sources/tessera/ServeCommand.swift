@@ -158,7 +158,7 @@ enum ServeCommand: Command {
         do {
             return try ImageCatalog(path: paths[0])
         } catch {
-            throw TesseraError.io(path: paths[0], detail: "no such file or folder")
+            throw TesseraError.io(path: paths[0], detail: "no such file or directory")
         }
     }
 

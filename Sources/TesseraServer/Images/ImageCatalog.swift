@@ -32,7 +32,7 @@ public struct ImageCatalog: Sendable {
     /// Serves `path`: a folder (every image under it) or one image: a file, or a IIIF level-0 folder.
     public init(path: String) throws {
         guard let resolved = realPath(path) else {
-            throw IIIFError.notFound("\(path): no such file or folder")
+            throw IIIFError.notFound("\(path): no such file or directory")
         }
         remote = nil
         var isFolder: ObjCBool = false
