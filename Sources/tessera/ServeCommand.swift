@@ -72,7 +72,7 @@ enum ServeCommand: Command {
                                           "seconds a connection may stay silent before it is closed")
     static let web = Option("web", ValueKind.text("DIR").optional,
                             default: .described("the Web/ folder found from the executable up", nil), "the viewer's files")
-    static let quiet = Option(flag: "quiet", "no log line per request")
+    static let quiet = Option(flag: "quiet", "no log line per request, except for a failure of the server's (5xx) with its reason")
     static let sourceURL = Option("source-url", ValueKind.text("URL").optional,
                                   "serve images from this http(s) URL template, {id} the identifier, instead of PATH")
     static let sourceCatalog = Option("source-catalog", ValueKind.text("FILE").optional,
@@ -110,7 +110,7 @@ enum ServeCommand: Command {
         let server = HTTPServer(drainState: drainState, requests: requests, workers: workers) { request in
             let start = DispatchTime.now()
             return site.answer(request).map { response in
-                if !quiet {
+                if !quiet || (response.status >= 500 && response.logNote != nil) {
                     let milliseconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e6
                     let note = response.logNote.map { ": \($0)" } ?? ""
                     let line = "\(request.method) \(request.target) \(response.status) \(response.body.count)"

@@ -277,6 +277,14 @@ def test_an_unreachable_source_is_a_502_naming_the_image_not_the_host(tessera, t
         stop(process)
     log = process.stderr.read()
     assert "GET /iiif/x.jpg/info.json 502 " in log and f"http://127.0.0.1:{port}/images/x.jpg: " in log, log
+    # --quiet keeps a failure's line, and only that.
+    process, base = serve(tessera, "--source-url", f"http://127.0.0.1:{port}/images/{{id}}")
+    try:
+        assert fetch(f"{base}/health")[0] == 200 and fetch(f"{base}/iiif/x.jpg/info.json")[0] == 502
+    finally:
+        stop(process)
+    requests = [line for line in process.stderr.read().splitlines() if line.startswith("GET ")]
+    assert len(requests) == 1 and "/info.json 502 " in requests[0], requests
 
 
 def test_a_host_found_down_is_not_tried_again_for_two_seconds(tessera, tmp_path):
