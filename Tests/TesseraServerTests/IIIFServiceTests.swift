@@ -60,6 +60,17 @@ import Testing
         }
     }
 
+    /// An invalid argument reaching a client is the server's own mistake: a 500 naming the image and nothing of the
+    /// server's files, which the log note keeps.
+    @Test func anInternalErrorTellsClientsNothingOfTheServersFiles() {
+        let error = TesseraError.invalidArgument("/srv/images/x.tif: region 0,0,9,9 is not inside the 8x8 image")
+        let response = HTTPResponse.failure(error, about: "x.tif")
+        #expect(response.status == 500)
+        #expect(String(decoding: response.body, as: UTF8.self)
+                == "x.tif: the server failed to make this answer\n")
+        #expect(response.logNote == "/srv/images/x.tif: region 0,0,9,9 is not inside the 8x8 image")
+    }
+
     /// A remote source's failure is a 502 (a 404 when the URL names nothing) whose body says what went wrong
     /// without the storage's host and port, which libcurl's words name; the log note keeps them.
     @Test func aRemoteSourcesFailureHidesItsAddressFromClients() {

@@ -15,7 +15,10 @@ extension TesseraError {
         case let .memoryLimit(_, needed, limit, purpose):
             return .memoryLimit(path: identifier, needed: needed, limit: limit, purpose: purpose)
         case let .http(url, detail): return .http(url: identifier, detail: Self.withoutAddress(of: url, in: detail))
-        case .missingLibrary, .invalidArgument: return self
+        // An invalid argument that reaches a client is the server's own mistake (a client's are IIIF errors, 400s),
+        // in words that name the server's files or URLs: the client is told only that it failed.
+        case .invalidArgument: return .invalidArgument("\(identifier): the server failed to make this answer")
+        case .missingLibrary: return self
         }
     }
 
