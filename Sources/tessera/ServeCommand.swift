@@ -155,11 +155,7 @@ enum ServeCommand: Command {
             return ImageCatalog(remote: try template.map(RemoteImages.init(template:)) ?? RemoteImages(catalog: list!))
         }
         let paths = try arguments.positionals(exactly: 1, "PATH")
-        do {
-            return try ImageCatalog(path: paths[0])
-        } catch {
-            throw TesseraError.io(path: paths[0], detail: "no such file or directory")
-        }
+        return try ImageCatalog(path: paths[0])
     }
 
     /// The viewer's files: `--web DIR` (which must hold them), else the `Web/` folder found from the executable up,

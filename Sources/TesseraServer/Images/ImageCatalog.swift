@@ -29,10 +29,11 @@ public struct ImageCatalog: Sendable {
     /// Identifiers longer than this are refused without touching the file system.
     static let maxIdentifierLength = 1024
 
-    /// Serves `path`: a folder (every image under it) or one image: a file, or a IIIF level-0 folder.
+    /// Serves `path`: a folder (every image under it) or one image: a file, or a IIIF level-0 folder. A path that
+    /// does not exist is an I/O error naming it.
     public init(path: String) throws {
         guard let resolved = realPath(path) else {
-            throw IIIFError.notFound("\(path): no such file or directory")
+            throw TesseraError.io(path: path, detail: "no such file or directory")
         }
         remote = nil
         var isFolder: ObjCBool = false
