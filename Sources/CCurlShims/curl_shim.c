@@ -45,3 +45,8 @@ CURLcode tessera_curl_info_long(CURL *handle, CURLINFO info, long *value) {
     tessera_library_require(&library);
     return (functions.curl_easy_getinfo)(handle, info, value);
 }
+
+CURLcode tessera_curl_info_off_t(CURL *handle, CURLINFO info, curl_off_t *value) {
+    tessera_library_require(&library);
+    return (functions.curl_easy_getinfo)(handle, info, value);
+}

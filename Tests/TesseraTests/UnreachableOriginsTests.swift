@@ -1,8 +1,9 @@
+import Foundation
 import Testing
 @testable import Tessera
 
-/// The hosts `HTTPClient` takes as down after every try failed to connect: by scheme, host and port, until their
-/// time runs out or they answer.
+/// The hosts `HTTPClient` takes as down after it could not connect: by scheme, host and port, until they answer,
+/// one request a period trying them again.
 @Suite struct UnreachableOriginsTests {
     @Test func originsAreSchemeHostAndPort() {
         #expect(UnreachableOrigins.origin(of: "http://Storage.Internal:9000/images/x.tif?v=1")
@@ -21,7 +22,18 @@ import Testing
         #expect(origins.failure(of: "http://127.0.0.1:10") == nil, "another port is another origin")
         origins.markUp(origin)
         #expect(origins.failure(of: origin) == nil)
-        origins.markDown(origin, detail: "couldn't connect", for: 0)
-        #expect(origins.failure(of: origin) == nil, "a time already run out")
+    }
+
+    @Test func whenItsTimeRunsOutOneRequestTriesTheHostWhileTheOthersStillFail() {
+        let origins = UnreachableOrigins()
+        let origin = "http://127.0.0.1:9"
+        origins.markDown(origin, detail: "couldn't connect", for: 0.2)
+        usleep(300_000)
+        #expect(origins.failure(of: origin) == nil, "the one to try it again")
+        #expect(origins.failure(of: origin) == "couldn't connect", "the others, while that one tries")
+        origins.markDown(origin, detail: "timed out", for: 0.2)
+        #expect(origins.failure(of: origin) == "timed out", "it failed again")
+        origins.markUp(origin)
+        #expect(origins.failure(of: origin) == nil, "it answered")
     }
 }

@@ -18,5 +18,6 @@ CURLcode tessera_curl_set_string(CURL *handle, CURLoption option, const char *va
 CURLcode tessera_curl_set_pointer(CURL *handle, CURLoption option, void *value);
 CURLcode tessera_curl_set_callback(CURL *handle, CURLoption option, tessera_curl_data_callback callback);
 CURLcode tessera_curl_info_long(CURL *handle, CURLINFO info, long *value);
+CURLcode tessera_curl_info_off_t(CURL *handle, CURLINFO info, curl_off_t *value);
 
 #endif

@@ -17,8 +17,9 @@ public final class HTTPClient: HTTPFetching, @unchecked Sendable {
         public var attempts: Int = 4
         /// The wait before the first retry; each next one doubles it.
         public var firstBackoff: Double = 0.2
-        /// After every try of a request failed to connect to its host (refused, or its name not resolved), how long
-        /// later requests to the same scheme, host and port fail at once with the same words, untried; 0 never.
+        /// After a request could not connect to its host (every try refused, or the name not resolved, or one try
+        /// timed out connecting), how long later requests to the same scheme, host and port fail at once with the
+        /// same words, untried, while one request a period tries the host again; 0 never.
         public var downFor: Double = 2
         /// The largest body accepted, in bytes: a longer answer is an error, not an allocation.
         public var bodyLimit: Int = 1 << 30
@@ -58,14 +59,14 @@ public final class HTTPClient: HTTPFetching, @unchecked Sendable {
     /// Sends `request`, retrying what is worth retrying, and returns the final answer whatever its status.
     /// Throws `TesseraError.http` naming the URL when no answer came (unreachable, timed out, reset), and
     /// `TesseraError.memoryLimit` when the body is over the request's or the client's limit.
-    /// A host found down (refused, unresolved) is not tried again for `Configuration.downFor`: its requests meanwhile
-    /// fail at once with the words of the one that found it down.
+    /// A connect timeout is not tried again: it has waited `Configuration.connectTimeout`, the system's own retries
+    /// of the connection included. A host found down (refused, unresolved, timed out connecting) is not tried again
+    /// for `Configuration.downFor`: its requests meanwhile fail at once with the words of the one that found it down.
     public func send(_ request: Request) throws -> Response {
         let origin = UnreachableOrigins.origin(of: request.url)
         if let origin, let detail = unreachable.failure(of: origin) {
-            let seconds = configuration.downFor
             throw TesseraError.http(url: request.url, detail: detail + " (not tried again within"
-                                    + " \(seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)) s)")
+                                    + " \(String(format: "%g", configuration.downFor)) s)")
         }
         var wait = configuration.firstBackoff
         for attempt in 1...max(1, configuration.attempts) {
@@ -103,7 +104,7 @@ public final class HTTPClient: HTTPFetching, @unchecked Sendable {
     private static func retried(status: Int) -> Bool { status == 429 || (500...599).contains(status) && status != 501 }
 
     /// A transfer that got no HTTP answer: libcurl's message, whether trying again may help, and whether the host
-    /// could not be reached at all (refused, or its name not resolved).
+    /// could not be reached at all (refused, its name not resolved, or no connection within the connect timeout).
     private struct TransferFailure: Error {
         var message: String
         var retryable: Bool
@@ -134,9 +135,13 @@ public final class HTTPClient: HTTPFetching, @unchecked Sendable {
             }
             let detail = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             let message = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
-            throw TransferFailure(message: message.lowercased(), retryable: Self.retryable(code),
-                                  unreachable: [CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST,
-                                                CURLE_COULDNT_RESOLVE_PROXY].contains(code))
+            var connected: curl_off_t = 0
+            _ = tessera_curl_info_off_t(handle, CURLINFO_CONNECT_TIME_T, &connected)
+            let connectTimedOut = code == CURLE_OPERATION_TIMEDOUT && connected == 0
+            throw TransferFailure(message: message.lowercased(), retryable: Self.retryable(code) && !connectTimedOut,
+                                  unreachable: connectTimedOut
+                                      || [CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST,
+                                          CURLE_COULDNT_RESOLVE_PROXY].contains(code))
         }
         var status = 0
         _ = tessera_curl_info_long(handle, CURLINFO_RESPONSE_CODE, &status)

@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+@testable import Tessera
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How `HTTPClient` meets a host that never accepts a connection: a listener on 127.0.0.1 whose queue of
+/// connections is full, so the kernel drops new ones unanswered, as a firewall that drops packets does.
+@Suite struct HTTPClientTests {
+    /// A listening socket with a backlog of one, filled by two connections it never accepts. `close` closes all three.
+    private struct FullListener {
+        let port: Int
+        private let sockets: [Int32]
+
+        init() throws {
+            let listener = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let listening = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                    bind(listener, generic, length) == 0 && listen(listener, 0) == 0
+                        && getsockname(listener, generic, &length) == 0
+                }
+            }
+            guard listener >= 0, listening else {
+                if listener >= 0 { Glibc.close(listener) }
+                throw POSIXError(.EADDRNOTAVAIL)
+            }
+            var sockets = [listener]
+            for _ in 0..<2 {
+                let filler = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+                _ = withUnsafePointer(to: &address) { pointer in
+                    pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(filler, $0, length) }
+                }
+                sockets.append(filler)
+            }
+            usleep(100_000)
+            self.sockets = sockets
+            port = Int(UInt16(bigEndian: address.sin_port))
+        }
+
+        func close() { sockets.forEach { _ = Glibc.close($0) } }
+    }
+
+    private static func failure(of body: () throws -> Void) -> String? {
+        do {
+            try body()
+            return nil
+        } catch TesseraError.http(_, let detail) {
+            return detail
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test func aConnectTimeoutIsNotTriedAgainAndTakesTheHostAsDown() throws {
+        let host = try FullListener()
+        defer { host.close() }
+        var configuration = HTTPClient.Configuration()
+        configuration.connectTimeout = 0.5
+        configuration.downFor = 60
+        let client = HTTPClient(configuration: configuration)
+        let url = "http://127.0.0.1:\(host.port)/x.tif"
+        let start = Date()
+        let first = try #require(Self.failure { _ = try client.send(.init(url: url)) })
+        // Four tries would take 4 x 0.5 s and 1.4 s of back-off.
+        #expect(Date().timeIntervalSince(start) < 2.5, "tried once: \(first)")
+        #expect(first.contains("timeout") || first.contains("timed out"), "\(first)")
+        let second = try #require(Self.failure { _ = try client.send(.init(url: url)) })
+        #expect(second == first + " (not tried again within 60 s)")
+    }
+}
