@@ -10,8 +10,9 @@ enum TileCommand: Command {
             + "[--layout dz|zoomify|xyz|iiif|grid|tiff] [options]",
         summary: "cut an image into a tile pyramid: Deep Zoom, Zoomify, XYZ, IIIF level 0, a grid or a pyramidal TIFF",
         details: """
-            OUT names the output: for Deep Zoom, OUT.dzi beside OUT_files/; for the others, the folder OUT/ (or
-            OUT.zip with --container zip, which every command reads as the image, as it does the folder). It is
+            OUT names the output: for Deep Zoom, OUT.dzi beside OUT_files/; for the others, the folder OUT/. An OUT
+            ending in .zip (or --container zip) makes the one zip file OUT.zip instead, which every command reads as
+            the image, as it does the folder. It is
             built under a hidden temporary name and moved into place when complete; a killed build can be finished
             with --resume. For tiff, OUT is the .tif file: JPEG tiles (--format jpg), WebP tiles (webp) or deflated
             pixels (png), each level a page (or a SubIFD), BigTIFF when it passes 4 GiB; it cannot resume, skip
@@ -61,8 +62,11 @@ enum TileCommand: Command {
                                default: TileFormat.jpeg, "tile format")
     static let tiffLevels = Option("tiff-levels", .choice, default: PyramidalTIFFSink.LevelStorage.pages,
                                    "tiff: reduced levels as pages or SubIFDs")
-    static let container = Option("container", .choice, default: Container.dir,
-                                  "a folder tree or one uncompressed zip file")
+    static let container = Option("container", .choice, default: .computed("zip when OUT ends in .zip, else dir") {
+        arguments in
+        let out = arguments[output] ?? (arguments.positionals.count == 2 ? arguments.positionals[1] : nil)
+        return out.map { URL(fileURLWithPath: $0).pathExtension.lowercased() == "zip" } == true ? Container.zip : .dir
+    }, "a folder tree or one uncompressed zip file")
     static let skipBlank = Option(flag: "skip-blank",
                                   "leave out tiles that are all background colour (listed in blank-tiles.json)")
     static let resume = Option(flag: "resume", "finish a build that was interrupted, reusing the tiles it completed "

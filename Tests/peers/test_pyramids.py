@@ -148,6 +148,18 @@ def test_zip_container_holds_the_folder_tree_byte_for_byte(tessera, tmp_path, so
     assert zipped == folder
 
 
+def test_an_out_ending_in_zip_makes_the_zip_unless_container_dir_is_given(tessera, tmp_path, sources):
+    source = sources[(513, 257)]
+    tessera_ok(tessera, "tile", source, tmp_path / "one" / "p.zip")
+    assert sorted(os.listdir(tmp_path / "one")) == ["p.zip"]
+    with zipfile.ZipFile(tmp_path / "one" / "p.zip") as archive:
+        assert "p.dzi" in archive.namelist()
+    tessera_ok(tessera, "tile", source, "-o", tmp_path / "batch" / "%s.zip")
+    assert sorted(os.listdir(tmp_path / "batch")) == [os.path.basename(source).rsplit(".", 1)[0] + ".zip"]
+    tessera_ok(tessera, "tile", source, tmp_path / "folder" / "p.zip", "--container", "dir")
+    assert sorted(os.listdir(tmp_path / "folder")) == ["p.dzi", "p_files"]
+
+
 @pytest.mark.parametrize("maker", ["libvips", "tessera", "zipfile"])
 @pytest.mark.parametrize("layout", ["dz", "iiif"])
 def test_a_pyramid_in_a_zip_reads_as_its_folder(tessera, tmp_path, sources, maker, layout):
