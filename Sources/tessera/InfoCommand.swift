@@ -101,7 +101,9 @@ enum InfoCommand: Command {
                 + "\(properties.channels == 1 ? "" : "s"), \(properties.bitDepth)-bit",
             "  orientation  \(properties.orientation)",
             "  ICC profile  \(properties.hasICCProfile ? "yes" : "no")",
-            "  file size    \(ByteCount(properties.fileSize))"
+            // A pyramid in a folder is its descriptor and a file per tile: the size is the descriptor's alone.
+            (properties.tileSize != nil && properties.zippedDescriptor == nil ? "  descriptor   " : "  file size    ")
+                + "\(ByteCount(properties.fileSize))"
                 + (properties.fileSize < 1024 ? "" : " (\(properties.fileSize.grouped) bytes)"),
         ]
         if let scans { lines.insert("  scans        \(scans)", at: 2) }

@@ -187,7 +187,11 @@ def test_a_pyramid_in_a_zip_reads_as_its_folder(tessera, tmp_path, sources, make
     text = tessera_ok(tessera, "info", zipped).stdout
     assert f", in a zip ({info['zippedDescriptor']})" in text
     assert f"tiles        {info['tileSize']['width']}x{info['tileSize']['height']}" in text
+    # The size of a zip is the whole pyramid's; of a folder's descriptor, the descriptor's alone, and said so.
+    assert re.search(rf"file size    .*\({zipped.stat().st_size:,} bytes\)", text) and "descriptor   " not in text
     assert "zippedDescriptor" not in json.loads(tessera_ok(tessera, "info", descriptor, "--json").stdout)
+    size = descriptor.stat().st_size
+    assert re.search(rf"descriptor   ({size} bytes|.*\({size:,} bytes\))\n", tessera_ok(tessera, "info", descriptor).stdout)
     for scale in ["1/1", "1/4"]:
         tessera_ok(tessera, "convert", descriptor, tmp_path / "from-folder.png", "--scale", scale)
         tessera_ok(tessera, "convert", zipped, tmp_path / "from-zip.png", "--scale", scale)

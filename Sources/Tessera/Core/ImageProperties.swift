@@ -87,7 +87,8 @@ public struct ImageProperties: Sendable, Codable, Equatable {
     public var pageCount: Int
     /// Sizes of reduced-resolution levels, largest first, including the full resolution (TIFF pyramids).
     public var levels: [Size]
-    /// The file's size in bytes.
+    /// The size in bytes of the file read: a tile pyramid's descriptor when the tiles are files of their own, the
+    /// whole zip when they are in one.
     public var fileSize: Int
     /// The size of a tile pyramid's stored tiles (Deep Zoom, IIIF level 0), without overlap; nil for other images.
     public var tileSize: Size?
