@@ -20,7 +20,7 @@ HELP_DEFAULTS = {
                   "(1-256; default: one per core)", "(1-100; default 85)"],
     "tile": ["(dz, zoomify, xyz, iiif, grid or tiff; default dz)", "(1-8192; default: dz 254, iiif 512, others 256)",
              "(0-4096; default: dz 1, others 0)", "(onepixel, onetile or one; default: dz onepixel, grid one, others onetile)",
-             "--format jpg|png|webp", "(default jpg)", "(default pages)", "(default dir)",
+             "--format jpg|png|webp", "(default jpg)", "(default pages)", "(default: zip when OUT ends in .zip, else dir)",
              "(default http://localhost:8000/%s)", "(1-256; default: one per core)", "(1-256; default 1)",
              "(1-100; default 75)"],
     "index": ["--cache DIR", "(default "],
