@@ -37,6 +37,7 @@ import http.client
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -111,6 +112,9 @@ def wait_for(url):
 
 
 def start_iipsrv(folder):
+    missing = [tool for tool in ["spawn-fcgi", "lighttpd", IIPSRV] if not shutil.which(tool)]
+    if missing:
+        sys.exit(f"iipsrv's benchmark needs {', '.join(missing)}: scripts/install-deps --bench installs them")
     config = os.path.join(folder, "lighttpd.conf")
     with open(config, "w") as file:
         file.write(f'''server.modules = ("mod_fastcgi")
