@@ -8,7 +8,8 @@ enum InfoCommand: Command {
     static let spec = CommandSpec(
         name: name, usage: "info FILE... [--json] [--verify]",
         summary: "show an image's size, pixel format and metadata without decoding it",
-        details: "With several files, a file that cannot be read is reported and the rest are still shown.",
+        details: "With several files, a file that cannot be read is reported and the rest are still shown. "
+            + "A FILE - is standard input, read whole within --memory-limit.",
         options: [json, verify, PyramidCacheOptions.folder])
 
     static let json = Option(flag: "json", "print JSON: an object for one file, an array for several")
@@ -38,6 +39,7 @@ enum InfoCommand: Command {
     static func run(_ arguments: Arguments) throws {
         let paths = arguments.positionals
         guard !paths.isEmpty else { throw UsageError("expected at least one FILE") }
+        if paths.filter({ $0 == StandardStreams.dash }).count > 1 { throw UsageError("standard input (-) is read once") }
         let budget = arguments.budget
         let folder = arguments[PyramidCacheOptions.folder]
         let reports = paths.map { path in
@@ -63,7 +65,7 @@ enum InfoCommand: Command {
     /// its entropy index in `entropyIndexFolder`).
     private static func report(for path: String, verify: Bool, budget: MemoryBudget, entropyIndexFolder: String) -> Report {
         do {
-            let source = try ImageSource(path: path, budget: budget)
+            let source = try StandardStreams.source(path, budget: budget)
             let scans: Int?
             do { scans = try source.scanCount() } catch {
                 return Report(path: path, properties: source.properties, scans: nil, verified: nil, error: "\(error)")

@@ -8,8 +8,9 @@ enum RegionCommand: Command {
     static let spec = CommandSpec(
         name: name, usage: "region IN OUT --rect x,y,w,h [--scale 1/N] [options]",
         summary: "extract a rectangle of an image, optionally reduced, decoding only what it needs",
-        details: "The rectangle is in full-resolution pixels; --scale 1/N reduces it (N a whole number).",
-        options: [rect] + ReadingOptions.all + EncodingOptions.standard.allWithTIFF)
+        details: "The rectangle is in full-resolution pixels; --scale 1/N reduces it (N a whole number).\n"
+            + StandardStreams.help,
+        options: [rect] + ReadingOptions.all + [StandardStreams.format] + EncodingOptions.standard.allWithTIFF)
 
     static let rect = Option("rect", .rect, default: .required, "the rectangle to extract, in pixels")
 
@@ -17,10 +18,10 @@ enum RegionCommand: Command {
         let paths = try arguments.positionals(exactly: 2, "IN and OUT")
         let options = EncodingOptions.standard.read(arguments)
         let read = ReadingOptions.read(arguments, region: arguments[rect])
-        let format = try ImageWriter.format(forPath: paths[1])
-        let source = try ImageSource(path: paths[0], budget: options.budget)
+        let output = try StandardStreams.Output(paths[1], arguments)
+        let source = try StandardStreams.source(paths[0], budget: options.budget)
         let reader = try source.makeReader(read)
-        try ConvertCommand.write(reader, to: paths[1], format: format, options: options)
+        try output.write(reader, options: options)
     }
 }
 

@@ -10,8 +10,9 @@ enum ResizeCommand: Command {
         details: """
             --scale takes one factor or two (SX,SY); the output is round(side * factor) pixels.
             Alpha is premultiplied while filtering. Kernels: \(ResamplingKernel.all.map(\.name).joined(separator: ", ")).
+            \(StandardStreams.help)
             """,
-        options: [scale, size, kernel, linear] + EncodingOptions.standard.allWithTIFF)
+        options: [scale, size, kernel, linear, StandardStreams.format] + EncodingOptions.standard.allWithTIFF)
 
     static let scale = Option("scale", ValueKind.scaleFactors.optional,
                               "scale factor, such as 0.37 or 2 (x and y may differ: 0.5,0.25)")
@@ -24,13 +25,13 @@ enum ResizeCommand: Command {
         let paths = try arguments.positionals(exactly: 2, "IN and OUT")
         let options = EncodingOptions.standard.read(arguments)
         let resampling = ResamplingReader.Options(kernel: arguments[kernel], linearLight: arguments[linear])
-        let format = try ImageWriter.format(forPath: paths[1])
-        let source = try ImageSource(path: paths[0], budget: options.budget)
+        let output = try StandardStreams.Output(paths[1], arguments)
+        let source = try StandardStreams.source(paths[0], budget: options.budget)
         let size = try outputSize(arguments, source: source.properties.size)
         // Decoding runs ahead on threads of its own while the resampler's passes use both cores.
         let reader = try ResamplingReader(source: try source.makeReader().readingAhead(), size: size,
                                           options: resampling)
-        try ConvertCommand.write(reader, to: paths[1], format: format, options: options)
+        try output.write(reader, options: options)
     }
 
     private static func outputSize(_ arguments: Arguments, source: Size) throws -> Size {

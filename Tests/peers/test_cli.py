@@ -1,6 +1,8 @@
 """The command line's contract: help everywhere, a version, usage errors with exit status 2, failures with 1,
 JSON for programs, and --stats."""
 import json
+import os
+import subprocess
 
 import numpy as np
 import pytest
@@ -142,3 +144,40 @@ def test_info_reports_orientation_icc_and_progressive_from_the_header(tessera, t
         assert report["orientation"] == 6, name
         assert report["hasICCProfile"] is True, name
     assert json.loads(run(tessera, "info", "--json", tmp_path / "tagged.jpg").stdout)["isProgressive"] is True
+
+
+def test_a_dash_reads_standard_input_and_writes_standard_output_once_complete(tessera, tmp_path):
+    """IN - is the image piped in (read whole); OUT - sends the image to standard output in --format's format once
+    it is complete: the bytes a file of that extension gets, and nothing, not even a temporary file, on a failure."""
+    write_png(tmp_path / "in.png", photo(200, 300))
+    png = (tmp_path / "in.png").read_bytes()
+    (tmp_path / "tmp").mkdir()
+    environment = dict(os.environ, TMPDIR=str(tmp_path / "tmp"))
+
+    def piped(*args, stdin=b""):
+        return subprocess.run([tessera, *map(str, args)], input=stdin, capture_output=True, timeout=60,
+                              env=environment)
+
+    for extension in ["jpg", "png", "webp", "tif", "jp2", "jph", "j2c"]:
+        assert run(tessera, "convert", tmp_path / "in.png", tmp_path / f"file.{extension}").returncode == 0
+        result = piped("convert", "-", "-", "--format", extension, stdin=png)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == (tmp_path / f"file.{extension}").read_bytes(), extension
+    region = piped("region", "-", "-", "--rect", "10,20,64,48", "--format", "png", stdin=png)
+    resized = piped("resize", tmp_path / "in.png", "-", "--scale", "0.5", "--format", "webp")
+    for result, size in [(region, (64, 48)), (resized, (150, 100))]:
+        assert result.returncode == 0, result.stderr
+        info = json.loads(piped("info", "-", "--json", stdin=result.stdout).stdout)
+        assert (info["width"], info["height"]) == size
+    failures = [
+        (piped("convert", tmp_path / "in.png", "-"), 2, "name its format with --format"),
+        (piped("convert", tmp_path / "in.png", tmp_path / "x.jpg", "--format", "png"), 2, "--format is for OUT -"),
+        (piped("convert", "-", "-", "--format", "png", stdin=b"not an image"), 1, "tessera: standard input: "),
+        (piped("convert", "-", "-", "--format", "png", stdin=png[:len(png) // 2]), 1, "tessera: standard input: "),
+        (piped("info", "-", "--memory-limit", "1K", stdin=png), 1, "over the memory limit"),
+        (piped("info", "-", "-", stdin=png), 2, "read once"),
+    ]
+    for result, status, words in failures:
+        assert result.returncode == status and words in result.stderr.decode(), result.stderr
+        assert result.stdout == b"" or result.args[1] == "info"
+    assert not os.listdir(tmp_path / "tmp") and not (tmp_path / "x.jpg").exists()

@@ -82,13 +82,16 @@ public final class TemporaryFiles: Sendable {
 
     private let state = Mutex(State())
 
-    func insert(_ path: String) {
+    /// Adds the file at `path`, to be removed if the process is stopped before it is done with it (at once when
+    /// it is stopping already).
+    public func insert(_ path: String) {
         state.withLock { state in
             if state.closed { unlink(path) } else { state.paths.insert(path) }
         }
     }
 
-    func remove(_ path: String) { state.withLock { _ = $0.paths.remove(path) } }
+    /// Forgets the file at `path`: it was renamed into place, or removed.
+    public func remove(_ path: String) { state.withLock { _ = $0.paths.remove(path) } }
 
     /// Deletes every temporary file still open, and any started from now on; for a process about to exit.
     public func removeAll() {
