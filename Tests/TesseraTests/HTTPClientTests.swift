@@ -5,15 +5,17 @@ import Testing
 import Glibc
 #endif
 
-/// How `HTTPClient` meets a host that never accepts a connection: a listener on 127.0.0.1 whose queue of
-/// connections is full, so the kernel drops new ones unanswered, as a firewall that drops packets does.
+/// How `HTTPClient` meets hosts that do not answer: a listener on 127.0.0.1 that never accepts. With room in its
+/// queue of connections, the kernel completes each connection and the request gets no answer; with the queue full,
+/// new connections are dropped unanswered, as a firewall that drops packets does.
 @Suite struct HTTPClientTests {
-    /// A listening socket with a backlog of one, filled by two connections it never accepts. `close` closes all three.
-    private struct FullListener {
+    /// A listening socket that never accepts, its queue filled with `fillers` connections (a backlog of one holds
+    /// one). `close` closes them all.
+    private struct SilentListener {
         let port: Int
         private let sockets: [Int32]
 
-        init() throws {
+        init(backlog: Int32, fillers: Int) throws {
             let listener = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
@@ -21,7 +23,7 @@ import Glibc
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
             let listening = withUnsafeMutablePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                    bind(listener, generic, length) == 0 && listen(listener, 0) == 0
+                    bind(listener, generic, length) == 0 && listen(listener, backlog) == 0
                         && getsockname(listener, generic, &length) == 0
                 }
             }
@@ -30,7 +32,7 @@ import Glibc
                 throw POSIXError(.EADDRNOTAVAIL)
             }
             var sockets = [listener]
-            for _ in 0..<2 {
+            for _ in 0..<fillers {
                 let filler = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
                 _ = withUnsafePointer(to: &address) { pointer in
                     pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(filler, $0, length) }
@@ -57,7 +59,7 @@ import Glibc
     }
 
     @Test func aConnectTimeoutIsNotTriedAgainAndTakesTheHostAsDown() throws {
-        let host = try FullListener()
+        let host = try SilentListener(backlog: 0, fillers: 2)
         defer { host.close() }
         var configuration = HTTPClient.Configuration()
         configuration.connectTimeout = 0.5
@@ -71,5 +73,22 @@ import Glibc
         #expect(first.contains("timeout") || first.contains("timed out"), "\(first)")
         let second = try #require(Self.failure { _ = try client.send(.init(url: url)) })
         #expect(second == first + " (not tried again within 60 s)")
+    }
+
+    @Test func aRequestConnectedButUnansweredIsTriedAgainAndLeavesTheHostUp() throws {
+        let host = try SilentListener(backlog: 8, fillers: 0)
+        defer { host.close() }
+        var configuration = HTTPClient.Configuration()
+        configuration.requestTimeout = 0.3
+        configuration.attempts = 2
+        configuration.firstBackoff = 0.05
+        configuration.downFor = 60
+        let client = HTTPClient(configuration: configuration)
+        let url = "http://127.0.0.1:\(host.port)/x.tif"
+        let start = Date()
+        let first = try #require(Self.failure { _ = try client.send(.init(url: url)) })
+        #expect(Date().timeIntervalSince(start) >= 0.6, "two tries of 0.3 s: \(first)")
+        let second = try #require(Self.failure { _ = try client.send(.init(url: url)) })
+        #expect(!second.contains("not tried again"), "\(second)")
     }
 }

@@ -135,9 +135,11 @@ public final class HTTPClient: HTTPFetching, @unchecked Sendable {
             }
             let detail = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             let message = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
-            var connected: curl_off_t = 0
+            // No connection made and no request begun (a kept-alive connection that timed out later began one).
+            var connected: curl_off_t = 0, began: curl_off_t = 0
             _ = tessera_curl_info_off_t(handle, CURLINFO_CONNECT_TIME_T, &connected)
-            let connectTimedOut = code == CURLE_OPERATION_TIMEDOUT && connected == 0
+            _ = tessera_curl_info_off_t(handle, CURLINFO_PRETRANSFER_TIME_T, &began)
+            let connectTimedOut = code == CURLE_OPERATION_TIMEDOUT && connected == 0 && began == 0
             throw TransferFailure(message: message.lowercased(), retryable: Self.retryable(code) && !connectTimedOut,
                                   unreachable: connectTimedOut
                                       || [CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST,
