@@ -49,7 +49,9 @@ struct PyramidSettings: Sendable {
             for refused in [Tile.resume, Tile.skipBlank] where arguments[refused] {
                 throw UsageError("--\(refused.name) is for tile folders: a TIFF is one file written in one go")
             }
-            if arguments.isGiven(Tile.container) { throw UsageError("--container is for tile folders, not a TIFF") }
+            if arguments.isGiven(Tile.container) || container == .zip {
+                throw UsageError("a TIFF is one file, not a folder or a zip: give OUT as a .tif, without --container")
+            }
             let multiple = PyramidalTIFFSink.tileSizeMultiple
             guard tileSize % multiple == 0 else {
                 throw UsageError("--tile-size must be a multiple of \(multiple) for a TIFF, not \(tileSize)")

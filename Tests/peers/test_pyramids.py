@@ -405,4 +405,6 @@ def test_pyramidal_tiff_refuses_what_one_file_cannot_do(tessera, tmp_path, sourc
     for extra in (["--resume"], ["--skip-blank"], ["--container", "zip"], ["--tile-size", "100"]):
         result = run(tessera, "tile", sources[(513, 257)], tmp_path / "x.tif", "--layout", "tiff", *extra)
         assert result.returncode == 2, (extra, result.stderr)
+    result = run(tessera, "tile", sources[(513, 257)], tmp_path / "x.zip", "--layout", "tiff")
+    assert result.returncode == 2 and "give OUT as a .tif" in result.stderr, result.stderr
     assert list(tmp_path.iterdir()) == []
