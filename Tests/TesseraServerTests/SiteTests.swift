@@ -122,6 +122,9 @@ import Tessera
         #expect(maps.contains("width=\"256\" height=\"128\" src=\"/iiif/maps%2Fwide.jpg/full/!256,256/0/default.jpg\""))
         #expect(maps.contains("<span class=\"meta\">600 &times; 300 &middot; JPEG</span>"))
         #expect(maps.contains("<a href=\"/iiif/maps%2Fwide.jpg/info.json\">info.json</a>"))
+        #expect(maps.contains("<a href=\"/iiif/maps%2Fwide.jpg/manifest.json\">manifest</a>"))
+        #expect(maps.contains("<a href=\"/iiif/maps/collection.json\">IIIF collection</a>"))
+        #expect(root.contains("<a href=\"/iiif/collection.json\">IIIF collection</a>"))
         #expect(maps.contains("<a href=\"/web/progressive.html?id=maps%2Fwide.jpg\">progressive</a>"))
         #expect(get("/browse/maps/old/", from: try site()).status == 200)
         for missing in ["/browse/nowhere/", "/browse/..%2Foutside/", "/browse/maps/wide.jpg/", "/browse/.hidden/"] {

@@ -14,6 +14,7 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
+import iiif_prezi3
 import numpy as np
 import pytest
 from PIL import Image
@@ -286,6 +287,41 @@ def test_the_iiif_validator_passes_at_level_2(server):
     report = result.stdout + result.stderr
     assert result.returncode == 0, report[-3000:]
     assert "Done (33 tests, 0 failures)" in report
+
+
+def test_manifests_and_collections_are_iiif_presentation_3_that_lead_to_every_image(server):
+    """The root's Collection and each folder's, read by iiif-prezi3 (the IIIF community's Presentation 3.0 models,
+    which reject a document of the wrong shape), lead to every image the front page lists; each Manifest's Canvas
+    has its image's size, and its painting body, service and thumbnail are the server's. A file that is not an
+    image fails as its info.json does."""
+    manifests, collections = [], [f"{server}/collection.json"]
+    while collections:
+        status, headers, body = fetch(collections.pop())
+        assert status == 200 and "presentation/3" in headers["content-type"], body
+        iiif_prezi3.Collection(**json.loads(body))
+        for item in json.loads(body)["items"]:
+            (collections if item["type"] == "Collection" else manifests).append(item["id"])
+    names = re.findall(r'class="name"[^>]*>([^<]*)</', fetch(f"{server.rsplit('/', 1)[0]}/")[2].decode())
+    images = [name for name in names if not name.endswith("/")]
+    assert sorted(url.split("/")[-2] for url in manifests) == sorted(images + ["maps%2Fphoto.png"])
+    for url in manifests:
+        status, headers, body = fetch(url)
+        service = url.removesuffix("/manifest.json")
+        if status != 200:
+            assert fetch(service + "/info.json")[0] == status, url
+            continue
+        assert "presentation/3" in headers["content-type"], url
+        iiif_prezi3.Manifest(**json.loads(body))
+        manifest = json.loads(body)
+        canvas = manifest["items"][0]
+        painting = canvas["items"][0]["items"][0]["body"]
+        assert painting["service"][0]["id"] == service
+        info = json.loads(fetch(service + "/info.json")[2])
+        assert (canvas["width"], canvas["height"]) == (info["width"], info["height"]), url
+        thumbnail = manifest["thumbnail"][0]
+        image, _ = image_at(thumbnail["id"])
+        assert image.size == (thumbnail["width"], thumbnail["height"]), url
+    assert fetch(f"{server}/nowhere/collection.json")[0] == 404
 
 
 def thread_heaps(pid):

@@ -177,6 +177,19 @@ public struct IIIFResolvedRequest: Sendable, Hashable {
 }
 
 extension IIIFRequest {
+    /// The longer side of the thumbnails the server's own pages and documents show, in pixels.
+    static let thumbnailSide = 256
+
+    /// The size to ask for a thumbnail of an image of `imageSize` (`max` when it fits in a `thumbnailSide` square,
+    /// else a best fit in the square) and the size the service answers it with.
+    static func thumbnail(of imageSize: Tessera.Size, limits: IIIFLimits) -> (request: String, size: Tessera.Size) {
+        let side = thumbnailSide
+        let request = max(imageSize.width, imageSize.height) <= side ? "max" : "!\(side),\(side)"
+        let resolved = try? IIIFRequest(region: "full", size: request, rotation: "0", qualityAndFormat: "default.jpg")
+            .resolve(for: imageSize, limits: limits)
+        return (request, resolved?.size ?? Tessera.Size(width: side, height: side))
+    }
+
     /// Applies the request to an image of `imageSize`: 400 for regions outside the image, sizes of zero,
     /// upscaling without `^` or past the limits; 501 for rotations other than multiples of 90.
     public func resolve(for imageSize: Tessera.Size, limits: IIIFLimits) throws -> IIIFResolvedRequest {

@@ -168,6 +168,12 @@ public final class IIIFService: Sendable {
               let identifier = encodedIdentifier.percentDecoded else {
             return .text(404, "not found")
         }
+        // A folder's Collection: `{prefix}/collection.json` for the root, `{prefix}/{folder}/collection.json` below.
+        let collectionFolder = segments == [IIIFPresentation.collectionName] ? ""
+            : segments.count == 2 && segments[1] == IIIFPresentation.collectionName ? identifier : nil
+        if let collectionFolder, catalog.file(for: identifier) == nil {
+            return collection(of: collectionFolder, request: request)
+        }
         do {
             guard let path = catalog.file(for: identifier) else { throw IIIFError.notFound("no image '\(identifier)'") }
             let base = baseURI(for: request) + "/" + encodedIdentifier
@@ -176,6 +182,8 @@ public final class IIIFService: Sendable {
                 return HTTPResponse(status: 303, headers: [("Location", base + "/info.json")])
             case 2 where segments[1] == "info.json":
                 return try info(path: path, id: base, encodedIdentifier: encodedIdentifier, request: request, place)
+            case 2 where segments[1] == IIIFPresentation.manifestName:
+                return try manifest(path: path, service: base, identifier: identifier, request: request, place)
             case 5:
                 return try image(path: path, encodedIdentifier: encodedIdentifier, base: base, segments: Array(segments[1...]),
                                  request: request, place, madeAhead: madeAhead)
@@ -227,6 +235,37 @@ public final class IIIFService: Sendable {
         if standBy == nil { response.preemptingIdleFollowUp = thumbnails }
         response.idleFollowUp = edgeRendersFollowUp(for: image, encodedIdentifier: encodedIdentifier)
         return response
+    }
+
+    /// The Presentation 3.0 Manifest of the image at `path` whose service is at `service`: one Canvas of its size.
+    private func manifest(path: String, service: String, identifier: String, request: HTTPRequest,
+                          _ place: HandlerPlace) throws -> HTTPResponse {
+        let image = try images.open(path, place)
+        let size = image.source.properties.size
+        return validators(image: image, tag: "manifest " + service).respond(to: request) {
+            (IIIFPresentation.manifest(service: service, label: ImageCatalog.lastComponent(of: identifier), size: size,
+                                       limits: configuration.limits), IIIFPresentation.contentType)
+        }
+    }
+
+    /// The Presentation 3.0 Collection of `folder` of the catalog ("" for its root): its subfolders' Collections,
+    /// then its images' Manifests, named as the front page names them; opens no image.
+    private func collection(of folder: String, request: HTTPRequest) -> HTTPResponse {
+        guard catalog.listsImages else { return .text(404, "images named by a URL template cannot be listed") }
+        guard let contents = catalog.folder(folder) else { return .text(404, "no folder '\(folder)'") }
+        let base = baseURI(for: request)
+        let items = contents.folders.map {
+            IIIFPresentation.Item(kind: .collection, id: base + IIIFPresentation.collectionPath(of: $0),
+                                  label: ImageCatalog.lastComponent(of: $0))
+        } + contents.images.map {
+            IIIFPresentation.Item(kind: .manifest, id: base + IIIFPresentation.manifestPath(of: $0),
+                                  label: ImageCatalog.lastComponent(of: $0))
+        }
+        let document = IIIFPresentation.collection(id: base + IIIFPresentation.collectionPath(of: folder),
+                                                   label: ImageCatalog.lastComponent(of: folder.isEmpty ? catalog.root : folder),
+                                                   items: items)
+        return HTTPResponse(status: 200, headers: [("Content-Type", IIIFPresentation.contentType),
+                                                   ("Cache-Control", "no-cache")], body: document)
     }
 
     /// The levels whose edge renders info.json foresees: those of at most 64 tiles (8 x 8), the home view and first

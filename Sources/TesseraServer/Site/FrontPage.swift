@@ -4,12 +4,11 @@ import Tessera
 /// The front page of `tessera serve`: one folder of the catalog as a grid of cards, its subfolders first, then its
 /// images, each with a thumbnail from the IIIF service itself (so it costs a reduced decode or a stored level, and
 /// the browser loads it lazily, as the page scrolls), its name, pixel size and format, and links to the viewer, the
-/// info.json and the progressive-loading page. `/` shows the root; `/browse/{folder}/` a folder under it.
+/// info.json, the IIIF Manifest and the progressive-loading page, and a link to the folder's IIIF Collection. `/`
+/// shows the root; `/browse/{folder}/` a folder under it.
 struct FrontPage: Sendable {
     /// The path before a folder's, e.g. `/browse/maps/scans/`.
     static let browsePrefix = "/browse/"
-    /// The longer side of the thumbnails asked of the IIIF service, in pixels.
-    static let thumbnailSide = 256
 
     let catalog: ImageCatalog
     /// The IIIF service's path prefix, e.g. `/iiif`.
@@ -36,7 +35,8 @@ struct FrontPage: Sendable {
             <style>\(Self.style)</style>
             </head>
             <body>
-            <header><nav>\(breadcrumbs(folder, root: root))</nav><p>\(catalog.listsImages ? count : Self.unlisted)</p></header>
+            <header><nav>\(breadcrumbs(folder, root: root))</nav><p>\(catalog.listsImages ? count : Self.unlisted)</p>\
+            \(catalog.listsImages ? "<a href=\"\(root)\(prefix)\(IIIFPresentation.collectionPath(of: folder))\">IIIF collection</a>" : "")</header>
             <ul class="grid">
             \(cards.joined(separator: "\n"))
             </ul>
@@ -79,7 +79,7 @@ struct FrontPage: Sendable {
 
     /// A card for one image: its thumbnail, name, size and format, or what is wrong with it.
     private func imageCard(_ identifier: String, root: String) -> String {
-        let encoded = Self.encode(identifier)
+        let encoded = ImageCatalog.pathSegment(of: identifier)
         let name = escapeHTML(ImageCatalog.lastComponent(of: identifier))
         let info = "\(root)\(prefix)/\(encoded)/info.json"
         let properties: ImageProperties
@@ -91,8 +91,9 @@ struct FrontPage: Sendable {
                 + "<span class=\"meta\">\(escapeHTML(TesseraError.message(for: error, about: identifier)))</span></li>"
         }
         let target = hasViewer ? "\(root)/view/\(encoded)" : info
-        let thumbnail = thumbnailSize(properties.size)
-        let links = ["<a href=\"\(info)\">info.json</a>"]
+        let thumbnail = IIIFRequest.thumbnail(of: properties.size, limits: limits)
+        let links = ["<a href=\"\(info)\">info.json</a>",
+                     "<a href=\"\(root)\(prefix)\(IIIFPresentation.manifestPath(of: identifier))\">manifest</a>"]
             + (hasViewer ? ["<a href=\"\(root)/web/progressive.html?id=\(encoded)\">progressive</a>"] : [])
         return """
             <li class="image"><a class="thumb" href="\(target)"><img loading="lazy" decoding="async" alt="" \
@@ -104,27 +105,10 @@ struct FrontPage: Sendable {
             """
     }
 
-    /// The IIIF size asked for an image's thumbnail (`max` for an image that fits, else a best fit in the square)
-    /// and the size the service answers it with.
-    private func thumbnailSize(_ size: Tessera.Size) -> (request: String, size: Tessera.Size) {
-        let side = Self.thumbnailSide
-        let request = max(size.width, size.height) <= side ? "max" : "!\(side),\(side)"
-        let resolved = try? IIIFRequest(region: "full", size: request, rotation: "0", qualityAndFormat: "default.jpg")
-            .resolve(for: size, limits: limits)
-        return (request, resolved?.size ?? Tessera.Size(width: side, height: side))
-    }
-
-    /// An identifier as one path segment (`/` as `%2F`), as the IIIF service and the viewer's routes take it.
-    static func encode(_ identifier: String) -> String {
-        identifier.addingPercentEncoding(withAllowedCharacters: segmentCharacters) ?? identifier
-    }
-
     /// The page of `folder`: `/browse/` and its segments, each percent-encoded, and a trailing slash.
     static func browsePath(_ folder: String) -> String {
-        browsePrefix + folder.split(separator: "/").map { encode(String($0)) }.joined(separator: "/") + "/"
+        browsePrefix + folder.split(separator: "/").map { ImageCatalog.pathSegment(of: String($0)) }.joined(separator: "/") + "/"
     }
-
-    private static let segmentCharacters = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
 
     private static let style = """
         body { margin: 0; font: 14px system-ui, sans-serif; background: #161616; color: #ddd; }
