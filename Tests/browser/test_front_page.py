@@ -173,4 +173,6 @@ def test_a_subfolder_is_a_folder_with_a_page_of_its_own(front, page_browser):
     check_small("small-0007.png", pixels)
     links = page_browser.execute_script("return [...document.querySelectorAll('li.image a')].map(a => a.pathname + a.search)")
     assert links == ["/view/more%2Finside.png", "/view/more%2Finside.png", "/iiif/more%2Finside.png/info.json",
-                     "/web/progressive.html?id=more%2Finside.png"]
+                     "/iiif/more%2Finside.png/manifest.json", "/web/progressive.html?id=more%2Finside.png"]
+    collection = page_browser.execute_script("return [...document.querySelectorAll('header > a')].map(a => a.pathname)")
+    assert collection == ["/iiif/more/collection.json"]
