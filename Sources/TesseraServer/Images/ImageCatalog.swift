@@ -174,9 +174,6 @@ public struct ImageCatalog: Sendable {
                 .contains(where: { $0.isEmpty || $0 == "." || $0 == ".." })
     }
 
-    /// The last `/`-separated component of an identifier. Foundation's path functions are not used on
-    /// identifiers: they come from requests, and NSString's trap on some (a multi-byte character after repeated
-    /// slashes, found by the fuzzer).
     /// An identifier (or a folder) as one URL path segment, `/` written `%2F`, as the IIIF service and the
     /// viewer's routes take it.
     static func pathSegment(of identifier: String) -> String {
@@ -185,6 +182,9 @@ public struct ImageCatalog: Sendable {
 
     private static let segmentCharacters = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
 
+    /// The last `/`-separated component of an identifier. Foundation's path functions are not used on
+    /// identifiers: they come from requests, and NSString's trap on some (a multi-byte character after repeated
+    /// slashes, found by the fuzzer).
     static func lastComponent(of identifier: String) -> String {
         identifier.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? identifier
     }
