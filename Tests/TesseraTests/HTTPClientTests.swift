@@ -16,22 +16,10 @@ import Glibc
         private let sockets: [Int32]
 
         init(backlog: Int32, fillers: Int) throws {
-            let listener = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let listening = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                    bind(listener, generic, length) == 0 && listen(listener, backlog) == 0
-                        && getsockname(listener, generic, &length) == 0
-                }
-            }
-            guard listener >= 0, listening else {
-                if listener >= 0 { Glibc.close(listener) }
-                throw POSIXError(.EADDRNOTAVAIL)
-            }
-            var sockets = [listener]
+            let listener = try LoopbackListener(backlog: backlog)
+            var address = listener.address
+            let length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            var sockets = [listener.descriptor]
             for _ in 0..<fillers {
                 let filler = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
                 _ = withUnsafePointer(to: &address) { pointer in
@@ -41,7 +29,7 @@ import Glibc
             }
             usleep(100_000)
             self.sockets = sockets
-            port = Int(UInt16(bigEndian: address.sin_port))
+            port = listener.port
         }
 
         func close() { sockets.forEach { _ = Glibc.close($0) } }

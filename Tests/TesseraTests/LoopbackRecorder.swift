@@ -29,23 +29,9 @@ final class LoopbackRecorder: @unchecked Sendable {
     private var stopping = false
 
     init() throws {
-        let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                bind(fd, generic, length) == 0 && listen(fd, 8) == 0 && getsockname(fd, generic, &length) == 0
-            }
-        }
-        guard fd >= 0, bound else {
-            if fd >= 0 { close(fd) }
-            throw POSIXError(.EADDRNOTAVAIL)
-        }
-        socket = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        let listener = try LoopbackListener(backlog: 8)
+        socket = listener.descriptor
+        port = listener.port
         let thread = Thread { [self] in serve() }
         self.thread = thread
         thread.start()
