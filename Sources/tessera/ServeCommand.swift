@@ -30,6 +30,9 @@ enum ServeCommand: Command {
             keeps the index alone: no pyramid is built, every tile a region read through the index.
             GET /stream/{identifier}/{size} sends the image, its longer side at most size pixels (or max), as a
             progressive JPEG while it is encoded (chunked): its first scans arrive before the last is encoded.
+            Before it listens, the server opens the pyramids among the catalog's first --open-at-start images and
+            decodes each one's smallest level (for at most half a second), so that a restarted server's first
+            viewers find them open and their thumbnails a resampling away.
             Several servers may share one --cache folder (on one machine or a shared file system): each pyramid is
             built once, by whichever claims it first. Behind a proxy or load balancer, info.json ids and links
             follow X-Forwarded-Proto, -Host and -Prefix, or --public-url; GET /health answers its checks.
@@ -38,7 +41,8 @@ enum ServeCommand: Command {
             line); their pyramids are cached by URL and ETag.
             """,
         options: [port, host, prefix, publicURL, threads, connectionTimeout, sourceURL, sourceCatalog] + PyramidCacheOptions.all
-            + [responseCache, decodedTiles, maxAge, renderMemory, renderQueue, renderWait, drainGrace, web, quiet])
+            + [responseCache, decodedTiles, maxAge, renderMemory, renderQueue, renderWait, openAtStart, drainGrace, web,
+               quiet])
 
     static let port = Option("port", .integer(in: 0...65_535), default: defaultPort, "TCP port; 0 picks a free one")
     /// The port unless `--port` says otherwise; `tile --layout iiif` writes ids for it.
@@ -62,6 +66,8 @@ enum ServeCommand: Command {
     static let renderWait = Option("render-wait", .integer(in: 0...3600),
                                    default: Int(IIIFService.Configuration().renderBudget.maxWait),
                                    "longest a render waits for a worker, or for render memory, in seconds, before a 503")
+    static let openAtStart = Option("open-at-start", .integer(in: 0...100_000), default: IIIFService.preparedImages,
+                                    "of the catalog's first N images, the pyramids opened before listening; 0: none")
     static let drainGrace = Option("drain-grace", .integer(in: 0...3600), default: 30,
                                    "seconds a SIGTERM or Ctrl-C gives the requests in flight before the server exits")
     static let decodedTiles = Option("decoded-tiles", .byteSize, default: IIIFService.Configuration().decodedTileBytes,
@@ -123,6 +129,7 @@ enum ServeCommand: Command {
         let host = arguments[Self.host]
         CodecLibrary.openAll()
         site.service.warmUp()
+        site.service.prepare(limit: arguments[openAtStart], seconds: IIIFService.preparingTime)
         let descriptors = FileDescriptorLimit.raiseToHardLimit()
         try server.start(address: host, port: UInt16(arguments[port]), threads: arguments[threads],
                          connectionTimeout: arguments[connectionTimeout],

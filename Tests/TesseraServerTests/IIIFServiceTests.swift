@@ -334,10 +334,46 @@ import Testing
                 "the oldest size was not made")
     }
 
+    /// `prepare`, run before a server listens, opens the pyramids among the catalog's first images (a plain JPEG is
+    /// left to its requests) and decodes each one's smallest level, counted in no lookup. The first info.json of a
+    /// prepared image then still foresees its edge renders (once), and carries no decode; once a thumbnail size has
+    /// been asked of any image, another prepared image's info.json makes it ahead from the held planes, the bytes
+    /// its request would render.
+    @Test(needsVips) func prepareOpensThePyramidsAndDecodesTheirThumbnailLevels() throws {
+        let (_, pyramid) = try libvipsPyramid()
+        try FileManager.default.copyItem(atPath: pyramid, toPath: folder + "/images/other.tif")
+        _ = try image("plain")
+        let catalog = try ImageCatalog(path: folder + "/images")
+        #expect(IIIFService(catalog: catalog).prepare(limit: 0, seconds: 10) == 0)
+        #expect(IIIFService(catalog: catalog).prepare(limit: 10, seconds: 0) == 0, "no time given")
+        let service = IIIFService(catalog: catalog)
+        #expect(service.prepare(limit: 10, seconds: 10) == 2)
+        #expect(service.openImages.count == 2, "the plain JPEG is not opened")
+        #expect(service.thumbnailPlanes.usage.count == 2 && service.thumbnailPlanes.lookups == CacheLookups())
+        #expect(service.prepare(limit: 10, seconds: 10) == 2 && service.thumbnailPlanes.usage.count == 2,
+                "prepared again, the images are found open and their planes held")
+        let info = get(service, "/iiif/vips/info.json")
+        #expect(info.status == 200 && info.preemptingIdleFollowUp == nil, "the planes are held, no size asked yet")
+        #expect(info.idleFollowUp != nil, "the edge renders are foreseen by the first info.json")
+        #expect(get(service, "/iiif/vips/info.json").idleFollowUp == nil, "and only by the first")
+        #expect(get(service, "/iiif/vips/full/90,/0/default.jpg").status == 200)
+        #expect(service.thumbnailPlanes.lookups == CacheLookups(hits: 1, coalesced: 0, misses: 0))
+        let followUp = try #require(get(service, "/iiif/other/info.json").preemptingIdleFollowUp,
+                                    "a size is asked now: the follow-up makes it")
+        let kept = service.responses.usage.count
+        followUp()
+        #expect(service.responses.usage.count == kept + 1)
+        let found = get(service, "/iiif/other/full/90,/0/default.jpg")
+        #expect(service.responses.usage.count == kept + 1, "the request finds the thumbnail made")
+        let rendered = get(IIIFService(catalog: catalog), "/iiif/other/full/90,/0/default.jpg")
+        #expect(found.status == 200 && found.body == rendered.body)
+    }
+
     /// info.json of an image not yet open also carries, to be made in idle time, the renders a viewer's first views
     /// will ask for that no stored tile answers (edge tiles of the coarse levels asked `w,`, their height rounded two pixels off the
     /// level's): made while the server is quiet and kept, so that the viewer's request finds them, the bytes it
-    /// would have rendered. Nothing is made while the server is busy, and an image already open foresees nothing.
+    /// would have rendered. Nothing is made while the server is busy, and only the image's first info.json
+    /// foresees anything.
     @Test(needsVips) func infoJSONForeseesTheCoarseLevelsEdgeRenders() throws {
         _ = try libvipsPyramid()
         let catalog = try ImageCatalog(path: folder + "/images")
@@ -356,7 +392,7 @@ import Testing
         followUp()
         let made = service.responses.usage.count
         #expect(made > 0)
-        #expect(get(service, "/iiif/vips/info.json").idleFollowUp == nil, "foreseen once, when the image was opened")
+        #expect(get(service, "/iiif/vips/info.json").idleFollowUp == nil, "foreseen once, by its first info.json")
         // The right column of the 384 x 277 level: 128 pixels wide as viewers round, 127 as libvips stored it.
         let edge = "/iiif/vips/1024,0,509,1024/128,/0/default.jpg"
         let found = get(service, edge)

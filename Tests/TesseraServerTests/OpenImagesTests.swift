@@ -49,9 +49,30 @@ import Tessera
         #expect(throws: NeedsWorker.self) { try images.open("\(folder)/1.png", .pollingThread) }
         quiet.withLock { $0 = true }
         let opened = try images.open("\(folder)/1.png", .pollingThread)
-        #expect(opened.isNew && opened.source.properties.width == 9)
+        #expect(opened.source.properties.width == 9)
         // A remote file's open waits on the network: a worker's, however quiet the server.
         #expect(throws: NeedsWorker.self) { try images.open("http://127.0.0.1:9/1.png", .pollingThread) }
         #expect(try images.open("\(folder)/1.png", .worker).source === opened.source)
+    }
+
+    /// `openPyramid` opens a local file only when it is a pyramid of several levels, and keeps it as `open` would:
+    /// `open` then finds it. The edge foresight of one opening is claimed once, through any copy of the image.
+    @Test func onlyPyramidsAreOpenedAheadAndTheirForesightIsClaimedOnce() throws {
+        let images = OpenImages(cache: nil, isQuiet: { true })
+        #expect(images.openPyramid("\(folder)/0.png") == nil && images.usage.count == 0, "a plain image")
+        #expect(images.openPyramid("\(folder)/missing.tif") == nil)
+        #expect(images.openPyramid("http://127.0.0.1:9/pyramid.tif") == nil, "a remote file")
+        let path = "\(folder)/pyramid.tif"
+        let plan = try PyramidPlan(imageSize: Size(width: 600, height: 400), tileSize: 256, depth: .oneTile)
+        let sink = try PyramidalTIFFSink(path: path, plan: plan, pixelFormat: .rgb8, options: PyramidBuilder.Options(),
+                                         levelStorage: .pages)
+        _ = try PyramidBuilder(plan: plan, sink: sink).build(from: BufferReader(ImageBuffer(width: 600, height: 400,
+                                                                                         format: .rgb8)))
+        let prepared = try #require(images.openPyramid(path))
+        #expect(prepared.tiles != nil && images.usage.count == 1)
+        #expect(images.openPyramid(path)?.source === prepared.source, "found open")
+        let opened = try images.open(path, .pollingThread)
+        #expect(opened.source === prepared.source)
+        #expect(opened.edgeForesight.take() && !prepared.edgeForesight.take())
     }
 }

@@ -366,36 +366,70 @@ def test_every_thread_of_a_server_shares_the_one_heap_its_warm_up_grew(tessera, 
         process.wait(timeout=10)
 
 
-def test_a_thumbnail_after_info_json_finds_its_level_decoded(tessera, tmp_path):
-    """Once info.json is sent, the server decodes the pyramid's smallest level (one stored tile) in idle time, as
-    viewers ask for a thumbnail next: the thumbnails then decode nothing (/metrics: the level's planes held before
-    either was asked for, and found by both, or waited for while being made; the decode made ahead is no miss, no
-    client having asked for it)."""
+def metric(base, name):
+    """The value of the metric `name` (without labels) of the server whose IIIF base is `base`, as an integer."""
+    metrics = fetch(base.rsplit("/", 1)[0] + "/metrics")[2].decode()
+    return int(float(re.search(rf"^{name} (\S+)$", metrics, re.M).group(1)))
+
+
+def serve_vips_pyramid(tessera, tmp_path, *options):
+    """A `tessera serve` of a folder holding a libvips pyramidal TIFF (vips.tif) and a plain PNG, with `options`,
+    and its IIIF base URL."""
     big = tmp_path / "big.png"
     Image.fromarray(BIG).save(big)
     root = tmp_path / "served"
     root.mkdir()
     assert subprocess.run(["vips", "tiffsave", big, root / "vips.tif", "--tile", "--pyramid", "--compression", "jpeg",
                            "--tile-width", "256", "--tile-height", "256"], capture_output=True).returncode == 0
-    process = subprocess.Popen([tessera, "serve", str(root), "--port", "0", "--quiet", "--no-cache"],
+    Image.fromarray(SOURCE).save(root / "plain.png")
+    process = subprocess.Popen([tessera, "serve", str(root), "--port", "0", "--quiet", "--no-cache", *options],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    banner = process.stdout.readline()
+    if "serving" not in banner:
+        process.kill()
+        pytest.fail(process.communicate()[1])
+    return process, banner.split(" at ")[1].split()[0].rstrip("/")
 
-    def planes(metric):
-        metrics = fetch(base.rsplit("/", 1)[0] + "/metrics")[2].decode()
-        return int(float(re.search(rf"^tessera_thumbnail_planes_{metric} (\S+)$", metrics, re.M).group(1)))
 
+def test_a_thumbnail_after_info_json_finds_its_level_decoded(tessera, tmp_path):
+    """Once info.json is sent, the server decodes the pyramid's smallest level (one stored tile) in idle time, as
+    viewers ask for a thumbnail next: the thumbnails then decode nothing (/metrics: the level's planes held before
+    either was asked for, and found by both, or waited for while being made; the decode made ahead is no miss, no
+    client having asked for it). Nothing is opened before the first request here (`--open-at-start 0`)."""
+    process, base = serve_vips_pyramid(tessera, tmp_path, "--open-at-start", "0")
     try:
-        banner = process.stdout.readline()
-        assert "serving" in banner, process.stderr.read()
-        base = banner.split(" at ")[1].split()[0].rstrip("/")
-        assert planes("bytes") == 0
+        assert metric(base, "tessera_open_images") == 0
+        assert metric(base, "tessera_thumbnail_planes_bytes") == 0
         assert fetch(f"{base}/vips.tif/info.json")[0] == 200
-        wait_for(lambda: planes("bytes") > 0, 10, "the smallest level decoded after info.json")
-        assert planes("misses_total") == 0
+        wait_for(lambda: metric(base, "tessera_thumbnail_planes_bytes") > 0, 10,
+                 "the smallest level decoded after info.json")
+        assert metric(base, "tessera_thumbnail_planes_misses_total") == 0
         for width in [90, 125]:
             status, _, body = fetch(f"{base}/vips.tif/full/{width},/0/default.jpg")
             assert status == 200 and Image.open(io.BytesIO(body)).width == width
-        assert planes("misses_total") == 0 and planes("hits_total") + planes("coalesced_total") == 2
+        assert metric(base, "tessera_thumbnail_planes_misses_total") == 0
+        assert metric(base, "tessera_thumbnail_planes_hits_total") \
+            + metric(base, "tessera_thumbnail_planes_coalesced_total") == 2
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_the_catalogs_pyramids_are_open_before_the_first_request(tessera, tmp_path):
+    """By default `serve` opens the pyramids among the catalog's first images before it listens, and decodes their
+    smallest levels: by its first request, the pyramid is open and its level held (a plain image is not opened),
+    and its thumbnails decode nothing."""
+    process, base = serve_vips_pyramid(tessera, tmp_path)
+    try:
+        assert metric(base, "tessera_open_images") == 1
+        assert metric(base, "tessera_thumbnail_planes_bytes") > 0
+        for width in [90, 125]:
+            status, _, body = fetch(f"{base}/vips.tif/full/{width},/0/default.jpg")
+            assert status == 200 and Image.open(io.BytesIO(body)).width == width
+        assert metric(base, "tessera_thumbnail_planes_misses_total") == 0
+        assert metric(base, "tessera_thumbnail_planes_hits_total") == 2
+        assert fetch(f"{base}/plain.png/info.json")[0] == 200
+        assert metric(base, "tessera_open_images") == 2
     finally:
         process.terminate()
         process.wait(timeout=10)

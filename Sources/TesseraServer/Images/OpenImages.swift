@@ -20,8 +20,9 @@ final class OpenImages: Sendable {
         let size: Int
         /// What the pyramid cache and the response cache know the image by: its path, or its URL and version.
         let cacheKey: String
-        /// Whether the `open` that answered with it opened it (read its file), rather than found it open.
-        var isNew = false
+        /// Taken by the first info.json to foresee the image's edge renders, of this opening of its file
+        /// (`IIIFService.edgeRendersFollowUp`): one foresight per file opened, whoever opened it.
+        let edgeForesight = FirstClaim()
 
         /// Whether the image is a remote file found replaced: it is opened afresh.
         var hasChanged: Bool {
@@ -90,14 +91,43 @@ final class OpenImages: Sendable {
         let opened = Image(current: current, tiles: try? current.source.storedJPEGTiles(),
                            previewTiles: try? current.preview?.storedJPEGTiles(), modified: modified, size: size,
                            cacheKey: key)
+        keep(opened, for: path)
+        return opened
+    }
+
+    /// The local image at `path` opened (or found open and unchanged) when it is a pyramid of several levels, read
+    /// as it is; nil for any other image (a plain one is left to its requests, whose open may start the pyramid
+    /// cache's build) or a file that does not open. For `IIIFService.prepare`, before any request.
+    func openPyramid(_ path: String) -> Image? {
+        guard !RemoteURL.isRemote(path), let stamp = FileStamp(path: path) else { return nil }
+        if let open = entries.withLock({ $0.images.use(path) }), open.modified == stamp.modified, open.size == stamp.size {
+            return open.tiles != nil || open.current.isCachedPyramid ? open : nil
+        }
+        guard let file = try? ImageSource(path: path), file.properties.levels.count > 1 else { return nil }
+        let opened = Image(current: PyramidCache.CachedSource(file: file), tiles: try? file.storedJPEGTiles(),
+                           previewTiles: nil, modified: stamp.modified, size: stamp.size, cacheKey: path)
+        keep(opened, for: path)
+        return opened
+    }
+
+    /// Keeps `image` as the open image for `path`, the least recently used dropped while the entries hold more
+    /// than `byteLimit` bytes.
+    private func keep(_ image: Image, for path: String) {
         entries.withLock { entries in
-            var bytes = entries.bytes + opened.byteCost - (entries.images.set(opened, for: path)?.byteCost ?? 0)
+            var bytes = entries.bytes + image.byteCost - (entries.images.set(image, for: path)?.byteCost ?? 0)
             let limit = byteLimit
             entries.images.evictOldest(keeping: [path], while: { bytes > limit }) { _, image in bytes -= image.byteCost }
             entries.bytes = bytes
         }
-        var new = opened
-        new.isNew = true
-        return new
+    }
+}
+
+/// A claim that only its first taker gets, from any thread.
+final class FirstClaim: Sendable {
+    private let taken = Atomic(false)
+
+    /// Whether this call took the claim: true once, for the first caller.
+    func take() -> Bool {
+        !taken.exchange(true, ordering: .relaxed)
     }
 }
