@@ -337,8 +337,8 @@ import Testing
     /// `prepare`, run before a server listens, opens the pyramids among the catalog's first images (a plain JPEG is
     /// left to its requests) and decodes each one's smallest level, counted in no lookup. The first info.json of a
     /// prepared image then still foresees its edge renders (once), and carries no decode; once a thumbnail size has
-    /// been asked of any image, another prepared image's info.json makes it ahead from the held planes, the bytes
-    /// its request would render.
+    /// been asked of any image, another prepared image's info.json has the idle-time thread make it ahead from the
+    /// held planes, the bytes its request would render.
     @Test(needsVips) func prepareOpensThePyramidsAndDecodesTheirThumbnailLevels() throws {
         let (_, pyramid) = try libvipsPyramid()
         try FileManager.default.copyItem(atPath: pyramid, toPath: folder + "/images/other.tif")
@@ -358,10 +358,15 @@ import Testing
         #expect(get(service, "/iiif/vips/info.json").idleFollowUp == nil, "and only by the first")
         #expect(get(service, "/iiif/vips/full/90,/0/default.jpg").status == 200)
         #expect(service.thumbnailPlanes.lookups == CacheLookups(hits: 1, coalesced: 0, misses: 0))
-        let followUp = try #require(get(service, "/iiif/other/info.json").preemptingIdleFollowUp,
-                                    "a size is asked now: the follow-up makes it")
+        // A size is asked now: the idle-time thread stands by from the request's start and makes it.
         let kept = service.responses.usage.count
-        followUp()
+        let idleTime = IdleTimeThread(name: "test idle time")
+        defer { idleTime.close() }
+        var request = HTTPRequest(method: "GET", path: "/iiif/other/info.json", headers: ["host": "example.org"])
+        request.idleTime = idleTime
+        #expect(service.handle(request).preemptingIdleFollowUp == nil, "handed to the thread standing by")
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while service.responses.usage.count == kept && Date() < deadline { usleep(1000) }
         #expect(service.responses.usage.count == kept + 1)
         let found = get(service, "/iiif/other/full/90,/0/default.jpg")
         #expect(service.responses.usage.count == kept + 1, "the request finds the thumbnail made")
