@@ -57,8 +57,13 @@ extension ValueKind where Value == Int {
     }
 
     /// A size in bytes: a number with an optional K, M, G or T suffix (powers of 1024), and an optional B or iB.
-    static var byteSize: Self {
-        ValueKind(placeholder: "SIZE", requirement: "be a size such as 512M or 2G", read: { text in
+    static var byteSize: Self { byteSize(orZero: false) }
+
+    /// A size in bytes or 0, for a cache that 0 turns off (it keeps nothing).
+    static var byteSizeOrZero: Self { byteSize(orZero: true) }
+
+    private static func byteSize(orZero: Bool) -> Self {
+        ValueKind(placeholder: "SIZE", requirement: "be a size such as 512M or 2G" + (orZero ? ", or 0" : ""), read: { text in
             var digits = text.uppercased()
             for suffix in ["IB", "B"] where digits.hasSuffix(suffix) { digits.removeLast(suffix.count) }
             var multiplier = 1
@@ -66,10 +71,11 @@ extension ValueKind where Value == Int {
                 multiplier = 1 << (10 * (power + 1))
                 digits.removeLast()
             }
-            guard let number = Double(digits), number > 0, number * Double(multiplier) < 9e18 else { return nil }
+            guard let number = Double(digits), number > 0 || orZero && number == 0, number * Double(multiplier) < 9e18
+            else { return nil }
             return Int(number * Double(multiplier))
         }, show: { bytes in
-            let power = byteUnits.indices.last { bytes % (1 << (10 * ($0 + 1))) == 0 }
+            let power = byteUnits.indices.last { bytes > 0 && bytes % (1 << (10 * ($0 + 1))) == 0 }
             return power.map { "\(bytes >> (10 * ($0 + 1)))\(byteUnits[$0])" } ?? "\(bytes)"
         })
     }

@@ -88,6 +88,13 @@ import Tessera
             #expect(refusal(["--memory-limit", bad]) == "--memory-limit must be a size such as 512M or 2G, not '\(bad)'")
         }
         #expect(try parse(["a"]).budget.limit == MemoryBudget.default.limit)
+        // A cache that 0 turns off takes 0 too, and shows it as 0.
+        let responses = ServeCommand.responseCache
+        #expect(try parse(["--response-cache", "0"], ServeCommand.spec)[responses] == 0)
+        #expect(try parse(["--response-cache", "0K"], ServeCommand.spec)[responses] == 0)
+        #expect(refusal(["--response-cache", "-1"], ServeCommand.spec)
+                    == "--response-cache must be a size such as 512M or 2G, or 0, not '-1'")
+        #expect(ValueKind<Int>.byteSizeOrZero.show(0) == "0" && ValueKind<Int>.byteSize.show(3 << 20) == "3M")
     }
 
     @Test func structuredValuesAreReadWhole() throws {

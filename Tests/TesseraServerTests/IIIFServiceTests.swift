@@ -372,6 +372,13 @@ import Testing
         #expect(service.responses.usage.count == kept + 1, "the request finds the thumbnail made")
         let rendered = get(IIIFService(catalog: catalog), "/iiif/other/full/90,/0/default.jpg")
         #expect(found.status == 200 && found.body == rendered.body)
+        // A server that keeps no responses makes no thumbnail ahead: it would be dropped.
+        var keepingNone = IIIFService.Configuration()
+        keepingNone.responseCacheBytes = 0
+        let uncached = IIIFService(catalog: catalog, configuration: keepingNone)
+        #expect(uncached.prepare(limit: 10, seconds: 10) == 2)
+        #expect(get(uncached, "/iiif/vips/full/90,/0/default.jpg").status == 200)
+        #expect(get(uncached, "/iiif/other/info.json").preemptingIdleFollowUp == nil)
     }
 
     /// info.json of an image not yet open also carries, to be made in idle time, the renders a viewer's first views

@@ -401,9 +401,11 @@ public final class IIIFService: Sendable {
             scale *= 2
         }
         let imageKey = responseKey(of: image, readFrom: image.source)
+        // Thumbnails made ahead are kept where their requests find them, or not made.
+        let makesThumbnails = configuration.responseCacheBytes > 0
         guard let (scale, size) = smallest, size.width <= tiles.tileSize, size.height <= tiles.tileSize,
               case let key = Self.planesKey(imageKey: imageKey, scale: scale),
-              !thumbnailPlanes.holdsOrMakes(key) || !askedThumbnails.withLock(\.isEmpty)
+              !thumbnailPlanes.holdsOrMakes(key) || makesThumbnails && !askedThumbnails.withLock(\.isEmpty)
         else { return nil }
         return { [self] in
             guard configuration.isQuiet() else { return }
@@ -424,7 +426,7 @@ public final class IIIFService: Sendable {
                 reservation.release()
                 guard planes != nil else { return }
             }
-            for thumbnail in askedThumbnails.withLock({ $0 }) {
+            for thumbnail in makesThumbnails ? askedThumbnails.withLock({ $0 }) : [] {
                 CooperativeYield.point()
                 guard configuration.isQuiet() else { return }
                 makeAhead(encodedIdentifier + "/" + thumbnail)
