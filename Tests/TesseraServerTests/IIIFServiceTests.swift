@@ -336,9 +336,8 @@ import Testing
 
     /// `prepare`, run before a server listens, opens the pyramids among the catalog's first images (a plain JPEG is
     /// left to its requests) and decodes each one's smallest level, counted in no lookup. The first info.json of a
-    /// prepared image then still foresees its edge renders (once), and carries no decode; once a thumbnail size has
-    /// been asked of any image, another prepared image's info.json has the idle-time thread make it ahead from the
-    /// held planes, the bytes its request would render.
+    /// prepared image then still foresees its edge renders (once), and carries no decode, nor, once thumbnail sizes
+    /// have been asked, their renders: they are resampled by their requests from the held planes.
     @Test(needsVips) func prepareOpensThePyramidsAndDecodesTheirThumbnailLevels() throws {
         let (_, pyramid) = try libvipsPyramid()
         try FileManager.default.copyItem(atPath: pyramid, toPath: folder + "/images/other.tif")
@@ -353,32 +352,18 @@ import Testing
         #expect(service.prepare(limit: 10, seconds: 10) == 2 && service.thumbnailPlanes.usage.count == 2,
                 "prepared again, the images are found open and their planes held")
         let info = get(service, "/iiif/vips/info.json")
-        #expect(info.status == 200 && info.preemptingIdleFollowUp == nil, "the planes are held, no size asked yet")
+        #expect(info.status == 200 && info.preemptingIdleFollowUp == nil, "the planes are held")
         #expect(info.idleFollowUp != nil, "the edge renders are foreseen by the first info.json")
         #expect(get(service, "/iiif/vips/info.json").idleFollowUp == nil, "and only by the first")
-        #expect(get(service, "/iiif/vips/full/90,/0/default.jpg").status == 200)
-        #expect(service.thumbnailPlanes.lookups == CacheLookups(hits: 1, coalesced: 0, misses: 0))
-        // A size is asked now: the idle-time thread stands by from the request's start and makes it.
-        let kept = service.responses.usage.count
-        let idleTime = IdleTimeThread(name: "test idle time")
-        defer { idleTime.close() }
-        var request = HTTPRequest(method: "GET", path: "/iiif/other/info.json", headers: ["host": "example.org"])
-        request.idleTime = idleTime
-        #expect(service.handle(request).preemptingIdleFollowUp == nil, "handed to the thread standing by")
-        let deadline = Date(timeIntervalSinceNow: 10)
-        while service.responses.usage.count == kept && Date() < deadline { usleep(1000) }
-        #expect(service.responses.usage.count == kept + 1)
+        for width in [90, 125] {
+            #expect(get(service, "/iiif/vips/full/\(width),/0/default.jpg").status == 200)
+        }
+        #expect(service.thumbnailPlanes.lookups == CacheLookups(hits: 2, coalesced: 0, misses: 0))
+        #expect(get(service, "/iiif/other/info.json").preemptingIdleFollowUp == nil, "no thumbnail made ahead")
         let found = get(service, "/iiif/other/full/90,/0/default.jpg")
-        #expect(service.responses.usage.count == kept + 1, "the request finds the thumbnail made")
+        #expect(service.thumbnailPlanes.lookups == CacheLookups(hits: 3, coalesced: 0, misses: 0))
         let rendered = get(IIIFService(catalog: catalog), "/iiif/other/full/90,/0/default.jpg")
-        #expect(found.status == 200 && found.body == rendered.body)
-        // A server that keeps no responses makes no thumbnail ahead: it would be dropped.
-        var keepingNone = IIIFService.Configuration()
-        keepingNone.responseCacheBytes = 0
-        let uncached = IIIFService(catalog: catalog, configuration: keepingNone)
-        #expect(uncached.prepare(limit: 10, seconds: 10) == 2)
-        #expect(get(uncached, "/iiif/vips/full/90,/0/default.jpg").status == 200)
-        #expect(get(uncached, "/iiif/other/info.json").preemptingIdleFollowUp == nil)
+        #expect(found.status == 200 && found.body == rendered.body, "the bytes of a render from the file")
     }
 
     /// info.json of an image not yet open also carries, to be made in idle time, the renders a viewer's first views

@@ -140,12 +140,12 @@ public final class IIIFService: Sendable {
     public static let preparedImages = 64, preparingTime = 0.5
 
     /// Of the catalog's first `limit` images, opens those that are pyramids (local files of several levels: a
-    /// plain image is left to its requests, whose open may start the pyramid cache's build) and decodes the planes of each one's
-    /// smallest level when that is one stored tile, for at most `seconds`: what a viewer's first requests of each
-    /// (info.json, then its thumbnails) would otherwise wait for. A restarted server's first visitors then find the
+    /// plain image is left to its requests, whose open may start the pyramid cache's build) and decodes the planes
+    /// of each one's smallest level when that is one stored tile, for at most `seconds`: what a viewer's first
+    /// requests of each (info.json, then its thumbnails) would otherwise wait for. A restarted server's first visitors then find the
     /// images open (a new server's first info.json opened its image cold, 0.3-0.5 ms against 0.2 for an open one)
-    /// and each thumbnail resampled from held planes or, once one size is asked, made ahead
-    /// (`thumbnailPlanesFollowUp`). Returns how many images it opened.
+    /// and each thumbnail a resampling of held planes away (`thumbnailPlanesFollowUp`). Returns how many images it
+    /// opened.
     @discardableResult
     public func prepare(limit: Int, seconds: Double) -> Int {
         guard limit > 0 else { return 0 }
@@ -234,13 +234,11 @@ public final class IIIFService: Sendable {
 
     private func info(path: String, id: String, encodedIdentifier: String, request: HTTPRequest,
                       _ place: HandlerPlace) throws -> HTTPResponse {
-        // The idle-time thread stands by for the thumbnail follow-up (the planes of a new image opened here, or the
-        // sizes already asked of other images, made from held planes) from the request's start, and runs it while
-        // info.json is written and sent (on the other core when that is idle), rather than from when info.json is
-        // sent, after a wake-up: a new server's first `full/90,` waited for the planes, and a prepared image's
-        // `full/90,` (0.36 ms) found its render made ahead only begun.
-        let standBy = place == .pollingThread && configuration.isQuiet()
-            && (!images.isOpen(path) || !askedThumbnails.withLock(\.isEmpty)) ? request.idleTime?.standBy() : nil
+        // A new image opened here has the idle-time thread stand by for its thumbnails' planes, which it then
+        // decodes while info.json is written and sent (on the other core when that is idle), rather than from when
+        // info.json is sent: a new server's first `full/90,` waited for them.
+        let standBy = place == .pollingThread && configuration.isQuiet() && !images.isOpen(path)
+            ? request.idleTime?.standBy() : nil
         let image: OpenImages.Image
         do {
             image = try images.open(path, place)
@@ -388,9 +386,13 @@ public final class IIIFService: Sendable {
     /// begun here when the planes are decoded before its request comes (whose request then waits for it rather
     /// than start it afresh), and is left to its request when that came first (`ResponseCache.response` does not
     /// wait for it here), while this renders the next, which its request then finds made (an image's `full/125,`
-    /// after its `full/90,`: 0.40-0.50 ms at the client, 0.22-0.33 made). When the planes are held already (an
-    /// image `prepare` opened), it makes those thumbnails alone. Nil when the planes are held or being made and no
-    /// thumbnail has been asked for yet.
+    /// after its `full/90,`: 0.40-0.50 ms at the client, 0.22-0.33 made). Nil when there is nothing to decode: an
+    /// image `prepare` opened has its planes held, and its thumbnails are resampled by their requests, leaving the
+    /// idle time to its edge renders, which cost more. Made ahead from the held planes in idle time, they ran beside
+    /// a viewer's back-to-back requests (a thumbnail made in 0.29 and 0.79 ms instead of 0.15) and held the edge
+    /// renders back: a 3-pixel sliver asked 1 ms after info.json was still to begin (0.24 ms, rendered by its
+    /// request), and over three runs of the viewer-traffic benchmark the requests over 3 stored tiles' time were
+    /// 20 without, 40 with.
     private func thumbnailPlanesFollowUp(for image: OpenImages.Image, encodedIdentifier: String)
         -> (@Sendable () -> Void)? {
         guard image.current.preview == nil, let tiles = image.tiles else { return nil }
@@ -404,28 +406,23 @@ public final class IIIFService: Sendable {
         // Thumbnails made ahead are kept where their requests find them, or not made.
         let makesThumbnails = configuration.responseCacheBytes > 0
         guard let (scale, size) = smallest, size.width <= tiles.tileSize, size.height <= tiles.tileSize,
-              case let key = Self.planesKey(imageKey: imageKey, scale: scale),
-              !thumbnailPlanes.holdsOrMakes(key) || makesThumbnails && !askedThumbnails.withLock(\.isEmpty)
+              case let key = Self.planesKey(imageKey: imageKey, scale: scale), !thumbnailPlanes.holdsOrMakes(key)
         else { return nil }
         return { [self] in
-            guard configuration.isQuiet() else { return }
-            if thumbnailPlanes.heldValue(for: key, counted: false) == nil {
-                // Asked again when it runs: it may interrupt the idle-time work that makes them now (a foreseen
-                // render from the same level), whose value it would wait for on its own thread
-                // (`preemptingIdleFollowUp`).
-                guard !thumbnailPlanes.holdsOrMakes(key) else { return }
-                // What `full/{the level's width},` reads. A failure here is the thumbnail's, which reports it.
-                let whole = IIIFResolvedRequest(region: Rect(x: 0, y: 0, width: imageSize.width, height: imageSize.height),
-                                                size: size, rotation: 0, mirror: false, quality: .default, format: "jpg")
-                guard let tile = try? storedTileSource(for: whole, in: image, imageKey: imageKey), tile.isWholeLevel,
-                      let plan = try? IIIFRenderer.plan(tile.request, from: tile.source, reducedBy: tile.scale,
-                                                        padding: tile.padding),
-                      let reservation = renderBudget.reserveAtOnce(plan.workingSet) else { return }
-                CooperativeYield.point()
-                let planes = try? wholeLevelPlanes(of: tile, imageKey: imageKey, madeAhead: true)
-                reservation.release()
-                guard planes != nil else { return }
-            }
+            // Asked again when it runs: it may interrupt the idle-time work that makes them now (a foreseen render
+            // from the same level), whose value it would wait for on its own thread (`preemptingIdleFollowUp`).
+            guard configuration.isQuiet(), !thumbnailPlanes.holdsOrMakes(key) else { return }
+            // What `full/{the level's width},` reads. A failure here is the thumbnail's, which reports it.
+            let whole = IIIFResolvedRequest(region: Rect(x: 0, y: 0, width: imageSize.width, height: imageSize.height),
+                                            size: size, rotation: 0, mirror: false, quality: .default, format: "jpg")
+            guard let tile = try? storedTileSource(for: whole, in: image, imageKey: imageKey), tile.isWholeLevel,
+                  let plan = try? IIIFRenderer.plan(tile.request, from: tile.source, reducedBy: tile.scale,
+                                                    padding: tile.padding),
+                  let reservation = renderBudget.reserveAtOnce(plan.workingSet) else { return }
+            CooperativeYield.point()
+            let planes = try? wholeLevelPlanes(of: tile, imageKey: imageKey, madeAhead: true)
+            reservation.release()
+            guard planes != nil else { return }
             for thumbnail in makesThumbnails ? askedThumbnails.withLock({ $0 }) : [] {
                 CooperativeYield.point()
                 guard configuration.isQuiet() else { return }
