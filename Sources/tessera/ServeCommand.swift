@@ -57,7 +57,7 @@ enum ServeCommand: Command {
                                "seconds clients, proxies and CDNs may keep info.json and images (Cache-Control)")
     static let responseCache = Option("response-cache", .byteSizeOrZero,
                                       default: IIIFService.Configuration().responseCacheBytes,
-                                      "most memory rendered responses are kept in (stored tiles are sent as they are); 0 keeps none")
+                                      "most memory rendered responses are kept in, 0 none (stored tiles are sent as they are)")
     static let renderMemory = Option("render-memory", .byteSize,
                                      default: .computed("the --memory-limit", { $0[CommonOptions.memoryLimit] }),
                                      "most memory all renders in flight hold together (their working sets, estimated)")
@@ -71,8 +71,9 @@ enum ServeCommand: Command {
                                     "of the catalog's first N images, the pyramids opened before listening; 0: none")
     static let drainGrace = Option("drain-grace", .integer(in: 0...3600), default: 30,
                                    "seconds a SIGTERM or Ctrl-C gives the requests in flight before the server exits")
-    static let decodedTiles = Option("decoded-tiles", .byteSizeOrZero, default: IIIFService.Configuration().decodedTileBytes,
-                                     "most memory whole decoded JPEG 2000 tiles are kept in, for the requests inside them; 0 keeps none")
+    static let decodedTiles = Option("decoded-tiles", .byteSizeOrZero,
+                                     default: IIIFService.Configuration().decodedTileBytes,
+                                     "most memory whole decoded JPEG 2000 tiles are kept in (for the requests inside them), 0 none")
     static let threads = CommonOptions.threads("polling threads, which read requests and send answers (renders run on workers)",
                                                perCore: 2, upTo: 1024)
     static let connectionTimeout = Option("connection-timeout", .integer(in: 1...3600), default: 60,

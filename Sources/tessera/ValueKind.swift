@@ -63,7 +63,8 @@ extension ValueKind where Value == Int {
     static var byteSizeOrZero: Self { byteSize(orZero: true) }
 
     private static func byteSize(orZero: Bool) -> Self {
-        ValueKind(placeholder: "SIZE", requirement: "be a size such as 512M or 2G" + (orZero ? ", or 0" : ""), read: { text in
+        let requirement = "be a size such as 512M or 2G" + (orZero ? ", or 0" : "")
+        return ValueKind(placeholder: "SIZE", requirement: requirement, read: { text in
             var digits = text.uppercased()
             for suffix in ["IB", "B"] where digits.hasSuffix(suffix) { digits.removeLast(suffix.count) }
             var multiplier = 1

@@ -100,7 +100,8 @@ final class OpenImages: Sendable {
     /// cache's build) or a file that does not open. For `IIIFService.prepare`, before any request.
     func openPyramid(_ path: String) -> Image? {
         guard !RemoteURL.isRemote(path), let stamp = FileStamp(path: path) else { return nil }
-        if let open = entries.withLock({ $0.images.use(path) }), open.modified == stamp.modified, open.size == stamp.size {
+        if let open = entries.withLock({ $0.images.use(path) }), open.modified == stamp.modified,
+           open.size == stamp.size {
             return open.tiles != nil || open.current.isCachedPyramid ? open : nil
         }
         guard let file = try? ImageSource(path: path), file.properties.levels.count > 1 else { return nil }
