@@ -143,8 +143,8 @@ public final class IIIFService: Sendable {
     /// plain image is left to its requests, whose open may start the pyramid cache's build) and decodes the planes
     /// of each one's smallest level when that is one stored tile, for at most `seconds`: what a viewer's first
     /// requests of each (info.json, then its thumbnails) would otherwise wait for. A restarted server's first
-    /// visitors then find the images open (opening a libvips pyramid was 50-110 us of its first info.json's
-    /// 100-200 in the server) and each thumbnail a resampling of held planes away (`thumbnailPlanesFollowUp`).
+    /// visitors then find the images open (opening a libvips pyramid was 50-110 us of the 70-140 its first
+    /// info.json took in the server) and each thumbnail a resampling of held planes away (`thumbnailPlanesFollowUp`).
     /// Returns how many images it opened.
     @discardableResult
     public func prepare(limit: Int, seconds: Double) -> Int {
