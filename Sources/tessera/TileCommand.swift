@@ -65,7 +65,7 @@ enum TileCommand: Command {
     static let container = Option("container", .choice, default: .computed("zip when OUT ends in .zip, else dir") {
         arguments in
         let out = arguments[output] ?? (arguments.positionals.count == 2 ? arguments.positionals[1] : nil)
-        return out.map { URL(fileURLWithPath: $0).pathExtension.lowercased() == "zip" } == true ? Container.zip : .dir
+        return out.map(OutputName.namesZip) == true ? Container.zip : .dir
     }, "a folder tree or one uncompressed zip file")
     static let skipBlank = Option(flag: "skip-blank",
                                   "leave out tiles that are all background colour (listed in blank-tiles.json)")
@@ -129,8 +129,13 @@ struct OutputName {
 
     init(_ path: String) {
         var url = URL(fileURLWithPath: path)
-        if ["dzi", "zip"].contains(url.pathExtension.lowercased()) { url.deletePathExtension() }
+        if Self.namesZip(path) || url.pathExtension.lowercased() == "dzi" { url.deletePathExtension() }
         parent = url.deletingLastPathComponent().path
         name = url.lastPathComponent
+    }
+
+    /// Whether OUT `path` names a zip file (it ends in `.zip`, in any case): `--container`'s default then.
+    static func namesZip(_ path: String) -> Bool {
+        URL(fileURLWithPath: path).pathExtension.lowercased() == "zip"
     }
 }
