@@ -33,6 +33,10 @@ final class OpenImages: Sendable {
         /// What to read the image from now.
         var source: ImageSource { current.source }
 
+        /// Whether it is read as a pyramid, the cache's or one of stored tiles: nothing is left to ask of the
+        /// pyramid cache or to parse.
+        var readsAsPyramid: Bool { current.isCachedPyramid || tiles != nil }
+
         /// The memory the entry holds, estimated: the opened files' state (a JPEG 2000's idle decompressors, a
         /// pyramidal TIFF's tile index) and a tile folder's index.
         var byteCost: Int {
@@ -74,10 +78,8 @@ final class OpenImages: Sendable {
         let remote = RemoteURL.isRemote(path)
         let local = remote ? nil : FileStamp(path: path)
         let stamp = (modified: local?.modified ?? .distantPast, size: local?.size ?? 0)
-        let unchanged = entries.withLock { $0.images.use(path) }.flatMap { image in
-            (remote ? !image.hasChanged : image.modified == stamp.modified && image.size == stamp.size) ? image : nil
-        }
-        if let unchanged, unchanged.current.isCachedPyramid || unchanged.tiles != nil { return unchanged }
+        let unchanged = openUnchanged(path, stamp: remote ? nil : stamp)
+        if let unchanged, unchanged.readsAsPyramid { return unchanged }
         if remote || !isQuiet() { try place.requireWorker() }
         let file = try unchanged?.current.file ?? ImageSource(path: path)
         let (key, modified, size) = remote ? file.input.cacheIdentity : (path, stamp.modified, stamp.size)
@@ -100,15 +102,22 @@ final class OpenImages: Sendable {
     /// cache's build) or a file that does not open. For `IIIFService.prepare`, before any request.
     func openPyramid(_ path: String) -> Image? {
         guard !RemoteURL.isRemote(path), let stamp = FileStamp(path: path) else { return nil }
-        if let open = entries.withLock({ $0.images.use(path) }), open.modified == stamp.modified,
-           open.size == stamp.size {
-            return open.tiles != nil || open.current.isCachedPyramid ? open : nil
+        if let open = openUnchanged(path, stamp: (stamp.modified, stamp.size)) {
+            return open.readsAsPyramid ? open : nil
         }
         guard let file = try? ImageSource(path: path), file.properties.levels.count > 1 else { return nil }
         let opened = Image(current: PyramidCache.CachedSource(file: file), tiles: try? file.storedJPEGTiles(),
                            previewTiles: nil, modified: stamp.modified, size: stamp.size, cacheKey: path)
         keep(opened, for: path)
         return opened
+    }
+
+    /// The image open for `path`, marked as used, when its file is still as it was opened: a local file's
+    /// modification time and size as `stamp` says, a remote file (no `stamp`) not found replaced.
+    private func openUnchanged(_ path: String, stamp: (modified: Date, size: Int)?) -> Image? {
+        entries.withLock { $0.images.use(path) }.flatMap { image in
+            (stamp.map { image.modified == $0.modified && image.size == $0.size } ?? !image.hasChanged) ? image : nil
+        }
     }
 
     /// Keeps `image` as the open image for `path`, the least recently used dropped while the entries hold more

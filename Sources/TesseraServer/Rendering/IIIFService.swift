@@ -482,7 +482,7 @@ public final class IIIFService: Sendable {
         let size = image.source.properties.size
         let resolved = try parsed.resolve(for: size, limits: configuration.limits)
         let reduction = IIIFRenderer.reduction(for: resolved)
-        if let cache = configuration.cache, !image.current.isCachedPyramid, image.tiles == nil {
+        if let cache = configuration.cache, !image.readsAsPyramid {
             // A plain JPEG's first requests wait for its entropy index (one pass, built first), then read through
             // it; coarse ones wait for the preview pyramid too, when one is being built.
             try place.requireWorker()
