@@ -32,7 +32,7 @@ enum StandardStreams {
             if count == 0 { break }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw TesseraError.io(path: inputName, detail: String(cString: strerror(errno)).lowercased())
+                throw TesseraError.io(path: inputName)
             }
             try budget.check(bytes.count + count, for: "the piped image, read whole (a file is read as needed)",
                              path: inputName)
@@ -92,8 +92,7 @@ enum StandardStreams {
                 mkstemps($0.baseAddress!, Int32(fileExtension.utf8.count + 1))
             }
             guard descriptor >= 0 else {
-                throw TesseraError.io(path: folder, detail: "cannot create a temporary file: "
-                                      + String(cString: strerror(errno)).lowercased())
+                throw TesseraError.io(path: folder, action: "cannot create a temporary file")
             }
             close(descriptor)
             let path = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
@@ -119,8 +118,7 @@ enum StandardStreams {
                     let written = Foundation.write(STDOUT_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
                     if written < 0 {
                         if errno == EINTR { continue }
-                        throw TesseraError.io(path: "standard output", detail: "write failed: "
-                                              + String(cString: strerror(errno)).lowercased())
+                        throw TesseraError.io(path: "standard output", action: "write failed")
                     }
                     offset += written
                 }

@@ -17,8 +17,7 @@ final class AtomicFile {
         var template = Array("\(folder)/.\(url.lastPathComponent)\(Self.temporaryMarker)XXXXXX".utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard descriptor >= 0 else {
-            throw TesseraError.io(path: path, detail: "cannot create a file in \(folder): "
-                                  + String(cString: strerror(errno)).lowercased())
+            throw TesseraError.io(path: path, action: "cannot create a file in \(folder)")
         }
         fchmod(descriptor, 0o644)
         self.path = path
@@ -59,13 +58,14 @@ final class AtomicFile {
         let failed = fflush(handle) != 0 || ferror(handle) != 0
         let closeFailed = fclose(handle) != 0
         if failed || closeFailed {
+            let code = errno
             unlink(temporaryPath)
-            throw TesseraError.io(path: path, detail: "write failed: " + String(cString: strerror(errno)).lowercased())
+            throw TesseraError.io(path: path, action: "write failed", code: code)
         }
         guard rename(temporaryPath, path) == 0 else {
-            let detail = String(cString: strerror(errno)).lowercased()
+            let code = errno
             unlink(temporaryPath)
-            throw TesseraError.io(path: path, detail: "cannot rename into place: \(detail)")
+            throw TesseraError.io(path: path, action: "cannot rename into place", code: code)
         }
     }
 }

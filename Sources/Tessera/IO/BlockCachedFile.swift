@@ -80,7 +80,7 @@ final class BlockCachedFile: RandomAccessFile {
             let got = pread(fileno(file.handle), buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
             if got < 0 && errno == EINTR { continue }
             guard got >= 0 else {
-                let error = TesseraError.io(path: path, detail: "read error: \(String(cString: strerror(errno)).lowercased())")
+                let error = TesseraError.io(path: path, action: "read error")
                 failure = error
                 throw error
             }

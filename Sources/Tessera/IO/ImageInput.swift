@@ -98,7 +98,7 @@ final class CFile {
 
     init(path: String, mode: String) throws {
         guard let handle = fopen(path, mode) else {
-            throw TesseraError.io(path: path, detail: String(cString: strerror(errno)).lowercased())
+            throw TesseraError.io(path: path)
         }
         var status = stat()
         if fstat(fileno(handle), &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR {
@@ -129,7 +129,7 @@ final class CFile {
         if let cursor { return cursor.file.byteCount }
         var status = stat()
         guard fstat(fileno(handle), &status) == 0 else {
-            throw TesseraError.io(path: path, detail: String(cString: strerror(errno)).lowercased())
+            throw TesseraError.io(path: path)
         }
         return Int(status.st_size)
     }

@@ -17,9 +17,9 @@ final class PositionedInput: Sendable {
             descriptor = open(path, O_RDONLY)
             var status = stat()
             guard descriptor >= 0, fstat(descriptor, &status) == 0 else {
-                let detail = String(cString: strerror(errno)).lowercased()
+                let code = errno
                 if descriptor >= 0 { close(descriptor) }
-                throw TesseraError.io(path: path, detail: detail)
+                throw TesseraError.io(path: path, code: code)
             }
             byteCount = Int(status.st_size)
         } else {
@@ -44,7 +44,7 @@ final class PositionedInput: Sendable {
                 }
                 if read < 0 && errno == EINTR { continue }
                 guard read > 0 else {
-                    if read < 0 { throw TesseraError.io(path: path, detail: String(cString: strerror(errno)).lowercased()) }
+                    if read < 0 { throw TesseraError.io(path: path) }
                     break
                 }
                 done += read

@@ -52,7 +52,7 @@ public struct CompletionRecord: Sendable {
     /// the container as it commits).
     public func willReplace() throws {
         guard storage == .besideOutput, unlink(path) != 0, errno != ENOENT else { return }
-        throw TesseraError.io(path: path, detail: "cannot remove: " + String(cString: strerror(errno)).lowercased())
+        throw TesseraError.io(path: path, action: "cannot remove")
     }
 
     /// After the build of `key` put the output in place: a record beside it is written, under a temporary name
@@ -62,7 +62,7 @@ public struct CompletionRecord: Sendable {
         let file = try AtomicFile(path: path)
         let bytes = Array(key.description.utf8)
         guard let handle = file.handle, fwrite(bytes, 1, bytes.count, handle) == bytes.count else {
-            throw TesseraError.io(path: path, detail: "write failed: " + String(cString: strerror(errno)).lowercased())
+            throw TesseraError.io(path: path, action: "write failed")
         }
         try file.commit()
     }

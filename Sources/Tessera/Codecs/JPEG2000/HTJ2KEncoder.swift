@@ -31,7 +31,7 @@ final class HTJ2KEncoder: FormatEncoder {
         if path.lowercased().hasSuffix(".jph") {
             let boxes = Self.boxes(size: size, format: format)
             guard fwrite(boxes, 1, boxes.count, handle) == boxes.count else {
-                throw TesseraError.io(path: path, detail: "write failed: " + String(cString: strerror(errno)).lowercased())
+                throw TesseraError.io(path: path, action: "write failed")
             }
         }
         let levels = JPEG2000Encoder.resolutionLevels(size: size, tile: max(16, options.tileSize))

@@ -77,7 +77,7 @@ final class TIFFEncoder: FormatEncoder {
         // libtiff closes the descriptor it is given; a duplicate leaves AtomicFile's own stream to AtomicFile.
         let descriptor = dup(fileno(handle))
         guard descriptor >= 0 else {
-            throw TesseraError.io(path: path, detail: String(cString: strerror(errno)).lowercased())
+            throw TesseraError.io(path: path)
         }
         let file: TIFFFile
         do {

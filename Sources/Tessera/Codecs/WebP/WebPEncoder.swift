@@ -43,7 +43,7 @@ final class WebPEncoder: MemoryEncoder {
         let encoded = try Self.encode(pixels, size: target.size, format: target.format, options: target.options,
                                       name: target.path)
         guard let handle = output.handle, fwrite(encoded, 1, encoded.count, handle) == encoded.count else {
-            throw TesseraError.io(path: target.path, detail: "write failed: " + String(cString: strerror(errno)).lowercased())
+            throw TesseraError.io(path: target.path, action: "write failed")
         }
         try output.commit()
     }

@@ -58,13 +58,13 @@ public final class DirectoryContainer: PyramidContainer {
         let full = "\(partialRoot)/\(path)"
         if let slash = full.lastIndex(of: "/") { try ensureFolder(String(full[..<slash])) }
         let descriptor = open(full, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        guard descriptor >= 0 else { throw ioError(full) }
+        guard descriptor >= 0 else { throw TesseraError.io(path: full) }
         defer { close(descriptor) }
         var written = 0
         try bytes.withUnsafeBytes { raw in
             while written < raw.count {
                 let count = Foundation.write(descriptor, raw.baseAddress! + written, raw.count - written)
-                guard count > 0 else { throw ioError(full) }
+                guard count > 0 else { throw TesseraError.io(path: full) }
                 written += count
             }
         }
@@ -90,9 +90,9 @@ public final class DirectoryContainer: PyramidContainer {
             if files.fileExists(atPath: destination) {
                 // Replace the previous build: move it aside first so the new one appears in one rename.
                 let aside = "\(partialRoot)/.replaced-\(entry)"
-                guard rename(destination, aside) == 0 else { throw ioError(destination) }
+                guard rename(destination, aside) == 0 else { throw TesseraError.io(path: destination) }
             }
-            guard rename(built, destination) == 0 else { throw ioError(destination) }
+            guard rename(built, destination) == 0 else { throw TesseraError.io(path: destination) }
         }
         try files.removeItem(atPath: partialRoot)
     }
@@ -110,9 +110,5 @@ public final class DirectoryContainer: PyramidContainer {
             throw TesseraError.io(path: folder, detail: "cannot create the folder: \(error.localizedDescription)")
         }
         createdFolders.withLock { _ = $0.insert(folder) }
-    }
-
-    private func ioError(_ path: String) -> TesseraError {
-        TesseraError.io(path: path, detail: String(cString: strerror(errno)).lowercased())
     }
 }

@@ -57,13 +57,13 @@ public final class ZipContainer: PyramidContainer {
             }
             (state.entries, state.offset) = try Self.completeEntries(of: partialPath)
             state.names = Set(state.entries.map { String(decoding: $0.name, as: UTF8.self) })
-            guard truncate(partialPath, off_t(state.offset)) == 0 else { throw Self.ioError(partialPath) }
+            guard truncate(partialPath, off_t(state.offset)) == 0 else { throw TesseraError.io(path: partialPath) }
             state.handle = fopen(partialPath, "r+b")
             if let handle = state.handle { fseeko(handle, off_t(state.offset), SEEK_SET) }
         } else {
             state.handle = fopen(partialPath, "wb")
         }
-        guard state.handle != nil else { throw Self.ioError(partialPath) }
+        guard state.handle != nil else { throw TesseraError.io(path: partialPath) }
         do {
             try Data(buildKey.utf8).write(to: URL(fileURLWithPath: keyPath))
         } catch {
@@ -102,7 +102,7 @@ public final class ZipContainer: PyramidContainer {
             header.u16(0)
             header.bytes += name
             guard fwrite(header.bytes, 1, header.bytes.count, handle) == header.bytes.count,
-                  fwrite(bytes, 1, bytes.count, handle) == bytes.count else { throw Self.ioError(self.path) }
+                  fwrite(bytes, 1, bytes.count, handle) == bytes.count else { throw TesseraError.io(path: self.path) }
             state.entries.append(Entry(name: name, crc: crc, size: UInt64(bytes.count), offset: state.offset))
             state.names.insert(path)
             state.offset += UInt64(header.bytes.count + bytes.count)
@@ -116,8 +116,8 @@ public final class ZipContainer: PyramidContainer {
             let wrote = fwrite(directory, 1, directory.count, handle) == directory.count
             let closed = fclose(handle) == 0
             state.handle = nil
-            guard wrote && closed else { throw Self.ioError(path) }
-            guard rename(partialPath, path) == 0 else { throw Self.ioError(path) }
+            guard wrote && closed else { throw TesseraError.io(path: path) }
+            guard rename(partialPath, path) == 0 else { throw TesseraError.io(path: path) }
             unlink(keyPath)
         }
     }
@@ -211,9 +211,5 @@ public final class ZipContainer: PyramidContainer {
             Entry(name: $0.name, crc: $0.crc, size: UInt64($0.storedSize), offset: UInt64($0.offset))
         }
         return (entries, UInt64(complete.last?.end ?? 0))
-    }
-
-    private static func ioError(_ path: String) -> TesseraError {
-        TesseraError.io(path: path, detail: String(cString: strerror(errno)).lowercased())
     }
 }

@@ -129,7 +129,7 @@ public final class PyramidalTIFFSink: TileSink {
             let header = Self.header(variant, firstDirectory: starts[0])
             guard let file = state.file, let handle = file.handle, fseeko(handle, 0, SEEK_SET) == 0,
                   fwrite(header, 1, header.count, handle) == header.count else {
-                throw Self.ioError(path)
+                throw TesseraError.io(path: path)
             }
             try file.commit()
             state.file = nil
@@ -179,13 +179,9 @@ public final class PyramidalTIFFSink: TileSink {
     /// Appends `bytes` at the end of the file.
     private static func write(_ bytes: [UInt8], to state: inout State, path: String) throws {
         guard let handle = state.file?.handle, fwrite(bytes, 1, bytes.count, handle) == bytes.count else {
-            throw ioError(path)
+            throw TesseraError.io(path: path)
         }
         state.end += UInt64(bytes.count)
-    }
-
-    private static func ioError(_ path: String) -> TesseraError {
-        TesseraError.io(path: path, detail: String(cString: strerror(errno)).lowercased())
     }
 }
 
