@@ -45,6 +45,7 @@ struct BatchInputs {
         var inputs = positionals
         if let list { inputs += try Self.lines(of: list) }
         guard !inputs.isEmpty else { throw UsageError("a batch needs inputs: give them as arguments or --from LIST") }
+        try StandardStreams.refuseInputForTiling(inputs)
         guard template.namesEachInput || inputs.count == 1 else {
             throw UsageError("--output needs %s when there are several inputs, or they would overwrite each other")
         }

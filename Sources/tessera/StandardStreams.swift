@@ -19,6 +19,15 @@ enum StandardStreams {
         ["jpg", "png", "webp", "tif", "jp2", "jph", "j2c"].map { (name: $0, value: $0) },
         aliases: [("jpeg", "jpg"), ("tiff", "tif")]).optional, "the format written to standard output when OUT is -")
 
+    /// Refuses `-` among a `tile`'s inputs: a pyramid reads its input as needed, several times over for a large one,
+    /// and resumes by its file, where standard input is read once and whole.
+    static func refuseInputForTiling(_ inputs: [String]) throws {
+        if inputs.contains(dash) {
+            throw UsageError("standard input (-) is not an input here: a pyramid reads its input as needed and "
+                             + "resumes by its file; save the image to a file, or give its URL")
+        }
+    }
+
     /// The image `path` names: standard input for `-`, read whole within `budget`, else the file or URL.
     static func source(_ path: String, budget: MemoryBudget) throws -> ImageSource {
         guard path == dash else { return try ImageSource(path: path, budget: budget) }

@@ -13,6 +13,8 @@ enum ThumbnailCommand: Command {
             SIZE is N (fits N x N), WxH, Wx or xH, optionally suffixed > (only shrink, the default), < (only
             enlarge) or ! (exactly WxH, distorting). PATTERN names each output: %s is the input's name without its
             extension; a relative pattern is relative to the input's folder, so the default writes beside the input.
+            IN - reads the image from standard input (whole, within --memory-limit); its %s is stdin, and a
+            relative pattern is relative to the current folder.
             """,
         options: [size, output, crop, kernel, linear, noRotate, embedded, threads, PyramidCacheOptions.folder]
             + EncodingOptions.standard.all)
@@ -35,6 +37,7 @@ enum ThumbnailCommand: Command {
     static func run(_ arguments: Arguments) throws {
         let inputs = arguments.positionals
         guard !inputs.isEmpty else { throw UsageError("expected at least one input image") }
+        if inputs.filter({ $0 == StandardStreams.dash }).count > 1 { throw UsageError("standard input (-) is read once") }
         let encoding = EncodingOptions.standard.read(arguments)
         let template = OutputTemplate(pattern: arguments[output])
         guard template.namesEachInput || inputs.count == 1 else {
@@ -49,7 +52,8 @@ enum ThumbnailCommand: Command {
                 let index = next.add(1, ordering: .relaxed).oldValue
                 guard index < inputs.count else { return }
                 do {
-                    let image = try thumbnailer.thumbnail(path: inputs[index])
+                    let image = try thumbnailer.thumbnail(of: StandardStreams.source(inputs[index],
+                                                                                     budget: encoding.budget))
                     let output = template.path(for: inputs[index])
                     let folder = (output as NSString).deletingLastPathComponent
                     if !folder.isEmpty {

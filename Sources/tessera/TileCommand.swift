@@ -109,6 +109,7 @@ enum TileCommand: Command {
                 throw UsageError("--\(option.name) is for a batch: give the outputs as -o PATTERN")
             }
             let paths = try arguments.positionals(exactly: 2, "IN and OUT")
+            try StandardStreams.refuseInputForTiling([paths[0]])
             let progress = Progress("tiling \(paths[0])")
             defer { progress.finish() }
             _ = try pyramid.build(input: paths[0], output: paths[1], partial: arguments[resume] ? .resume : .discard,

@@ -148,7 +148,8 @@ def test_info_reports_orientation_icc_and_progressive_from_the_header(tessera, t
 
 def test_a_dash_reads_standard_input_and_writes_standard_output_once_complete(tessera, tmp_path):
     """IN - is the image piped in (read whole); OUT - sends the image to standard output in --format's format once
-    it is complete: the bytes a file of that extension gets, and nothing, not even a temporary file, on a failure."""
+    it is complete: the bytes a file of that extension gets, and nothing, not even a temporary file, on a failure.
+    A thumbnail of standard input is named stdin in the current folder; tile refuses it (it reads as needed)."""
     write_png(tmp_path / "in.png", photo(200, 300))
     png = (tmp_path / "in.png").read_bytes()
     (tmp_path / "tmp").mkdir()
@@ -156,7 +157,7 @@ def test_a_dash_reads_standard_input_and_writes_standard_output_once_complete(te
 
     def piped(*args, stdin=b""):
         return subprocess.run([tessera, *map(str, args)], input=stdin, capture_output=True, timeout=60,
-                              env=environment)
+                              env=environment, cwd=tmp_path)
 
     for extension in ["jpg", "png", "webp", "tif", "jp2", "jph", "j2c"]:
         assert run(tessera, "convert", tmp_path / "in.png", tmp_path / f"file.{extension}").returncode == 0
@@ -169,6 +170,9 @@ def test_a_dash_reads_standard_input_and_writes_standard_output_once_complete(te
         assert result.returncode == 0, result.stderr
         info = json.loads(piped("info", "-", "--json", stdin=result.stdout).stdout)
         assert (info["width"], info["height"]) == size
+    assert piped("thumbnail", tmp_path / "in.png", "-s", "64").returncode == 0
+    assert piped("thumbnail", "-", "-s", "64", stdin=png).returncode == 0
+    assert (tmp_path / "tn_stdin.jpg").read_bytes() == (tmp_path / "tn_in.jpg").read_bytes()
     failures = [
         (piped("convert", tmp_path / "in.png", "-"), 2, "name its format with --format"),
         (piped("convert", tmp_path / "in.png", tmp_path / "x.jpg", "--format", "png"), 2, "--format is for OUT -"),
@@ -176,8 +180,13 @@ def test_a_dash_reads_standard_input_and_writes_standard_output_once_complete(te
         (piped("convert", "-", "-", "--format", "png", stdin=png[:len(png) // 2]), 1, "tessera: standard input: "),
         (piped("info", "-", "--memory-limit", "1K", stdin=png), 1, "over the memory limit"),
         (piped("info", "-", "-", stdin=png), 2, "read once"),
+        (piped("thumbnail", "-", "-", stdin=png), 2, "read once"),
+        (piped("thumbnail", "-", "-o", "cut.jpg", stdin=png[:len(png) // 2]), 1, "tessera: standard input: "),
+        (piped("tile", "-", tmp_path / "pyramid", stdin=png), 2, "standard input (-) is not an input here"),
+        (piped("tile", "--from", "-", "-o", "%s", stdin=b"-\n"), 2, "standard input (-) is not an input here"),
     ]
     for result, status, words in failures:
         assert result.returncode == status and words in result.stderr.decode(), result.stderr
         assert result.stdout == b"" or result.args[1] == "info"
-    assert not os.listdir(tmp_path / "tmp") and not (tmp_path / "x.jpg").exists()
+    assert not os.listdir(tmp_path / "tmp") and not (tmp_path / "x.jpg").exists() and not (tmp_path / "cut.jpg").exists()
+    assert not (tmp_path / "pyramid").exists() and not (tmp_path / "pyramid_files").exists()
