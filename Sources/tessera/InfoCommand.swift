@@ -39,7 +39,7 @@ enum InfoCommand: Command {
     static func run(_ arguments: Arguments) throws {
         let paths = arguments.positionals
         guard !paths.isEmpty else { throw UsageError("expected at least one FILE") }
-        if paths.filter({ $0 == StandardStreams.dash }).count > 1 { throw UsageError("standard input (-) is read once") }
+        try StandardStreams.requireReadOnce(paths)
         let budget = arguments.budget
         let folder = arguments[PyramidCacheOptions.folder]
         let reports = paths.map { path in

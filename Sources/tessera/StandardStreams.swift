@@ -19,6 +19,11 @@ enum StandardStreams {
         ["jpg", "png", "webp", "tif", "jp2", "jph", "j2c"].map { (name: $0, value: $0) },
         aliases: [("jpeg", "jpg"), ("tiff", "tif")]).optional, "the format written to standard output when OUT is -")
 
+    /// Refuses `-` more than once among a command's inputs: standard input is read once.
+    static func requireReadOnce(_ inputs: [String]) throws {
+        if inputs.filter({ $0 == dash }).count > 1 { throw UsageError("standard input (-) is read once") }
+    }
+
     /// Refuses `-` among a `tile`'s inputs: a pyramid reads its input as needed, several times over for a large one,
     /// and resumes by its file, where standard input is read once and whole.
     static func refuseInputForTiling(_ inputs: [String]) throws {

@@ -37,7 +37,7 @@ enum ThumbnailCommand: Command {
     static func run(_ arguments: Arguments) throws {
         let inputs = arguments.positionals
         guard !inputs.isEmpty else { throw UsageError("expected at least one input image") }
-        if inputs.filter({ $0 == StandardStreams.dash }).count > 1 { throw UsageError("standard input (-) is read once") }
+        try StandardStreams.requireReadOnce(inputs)
         let encoding = EncodingOptions.standard.read(arguments)
         let template = OutputTemplate(pattern: arguments[output])
         guard template.namesEachInput || inputs.count == 1 else {
