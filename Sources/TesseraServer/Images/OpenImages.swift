@@ -24,6 +24,16 @@ final class OpenImages: Sendable {
         /// (`IIIFService.edgeRendersFollowUp`): one foresight per file opened, whoever opened it.
         let edgeForesight = FirstClaim()
 
+        /// The image read from `current`, its stored tiles and its preview's found in what `current` reads.
+        init(current: PyramidCache.CachedSource, modified: Date, size: Int, cacheKey: String) {
+            self.current = current
+            tiles = try? current.source.storedJPEGTiles()
+            previewTiles = try? current.preview?.storedJPEGTiles()
+            self.modified = modified
+            self.size = size
+            self.cacheKey = cacheKey
+        }
+
         /// Whether the image is a remote file found replaced: it is opened afresh.
         var hasChanged: Bool {
             if case let .remote(file) = current.file.input { return file.hasChanged }
@@ -90,9 +100,7 @@ final class OpenImages: Sendable {
         if let unchanged, current.source === unchanged.current.source, current.preview === unchanged.current.preview {
             return unchanged
         }
-        let opened = Image(current: current, tiles: try? current.source.storedJPEGTiles(),
-                           previewTiles: try? current.preview?.storedJPEGTiles(), modified: modified, size: size,
-                           cacheKey: key)
+        let opened = Image(current: current, modified: modified, size: size, cacheKey: key)
         keep(opened, for: path)
         return opened
     }
@@ -106,8 +114,8 @@ final class OpenImages: Sendable {
             return open.readsAsPyramid ? open : nil
         }
         guard let file = try? ImageSource(path: path), file.properties.levels.count > 1 else { return nil }
-        let opened = Image(current: PyramidCache.CachedSource(file: file), tiles: try? file.storedJPEGTiles(),
-                           previewTiles: nil, modified: stamp.modified, size: stamp.size, cacheKey: path)
+        let opened = Image(current: PyramidCache.CachedSource(file: file), modified: stamp.modified, size: stamp.size,
+                           cacheKey: path)
         keep(opened, for: path)
         return opened
     }
