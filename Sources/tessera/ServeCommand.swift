@@ -31,8 +31,9 @@ enum ServeCommand: Command {
             GET /stream/{identifier}/{size} sends the image, its longer side at most size pixels (or max), as a
             progressive JPEG while it is encoded (chunked): its first scans arrive before the last is encoded.
             Before it listens, the server opens the pyramids among the catalog's first --open-at-start images and
-            decodes each one's smallest level (for at most half a second), so that a restarted server's first
-            viewers find them open and their thumbnails a resampling away.
+            decodes each one's smallest level (for at most half a second); then, in idle time, it makes their
+            edge tiles that only a render answers. A restarted server's first viewers find them open, their
+            thumbnails a resampling away and their edge tiles made.
             Several servers may share one --cache folder (on one machine or a shared file system): each pyramid is
             built once, by whichever claims it first. Behind a proxy or load balancer, info.json ids and links
             follow X-Forwarded-Proto, -Host and -Prefix, or --public-url; GET /health answers its checks.
@@ -131,7 +132,8 @@ enum ServeCommand: Command {
         let host = arguments[Self.host]
         CodecLibrary.openAll()
         site.service.warmUp()
-        site.service.prepare(limit: arguments[openAtStart], seconds: IIIFService.preparingTime)
+        site.service.prepare(limit: arguments[openAtStart], seconds: IIIFService.preparingTime,
+                             idleTime: { server.runInIdleTime($0) })
         let descriptors = FileDescriptorLimit.raiseToHardLimit()
         try server.start(address: host, port: UInt16(arguments[port]), threads: arguments[threads],
                          connectionTimeout: arguments[connectionTimeout],

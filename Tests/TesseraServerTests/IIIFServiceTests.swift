@@ -366,6 +366,63 @@ import Testing
         #expect(found.status == 200 && found.body == rendered.body, "the bytes of a render from the file")
     }
 
+    /// `prepare`, given an idle-time queue, makes through it the renders each image it opened would have its first
+    /// info.json foresee: one image per job, in the catalog's order, the next queued once one is made (behind what
+    /// requests queued meanwhile). A viewer's request then finds the render kept, and the first info.json foresees
+    /// nothing more. Nothing is made while the server is busy (the image's first info.json foresees its renders
+    /// then), and no image's once the responses held fill half the response cache.
+    @Test(needsVips) func prepareForeseesTheOpenedImagesEdgeRendersInIdleTime() throws {
+        let (_, pyramid) = try libvipsPyramid()
+        try FileManager.default.copyItem(atPath: pyramid, toPath: folder + "/images/other.tif")
+        let catalog = try ImageCatalog(path: folder + "/images")
+        let queued = Mutex<[@Sendable () -> Void]>([])
+        let queue: IIIFService.IdleTimeQueue = { job in queued.withLock { $0.append(job) } }
+        /// Runs the jobs queued, and those they queue, one at a time; returns how many ran.
+        func runQueued() -> Int {
+            var ran = 0
+            while let job = queued.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
+                #expect(queued.withLock { $0.isEmpty }, "one image at a time")
+                job()
+                ran += 1
+            }
+            return ran
+        }
+
+        let service = IIIFService(catalog: catalog)
+        #expect(service.prepare(limit: 10, seconds: 10, idleTime: queue) == 2)
+        #expect(service.responses.usage.count == 0, "nothing made before its turn in idle time")
+        #expect(runQueued() == 2)
+        let made = service.responses.usage.count
+        #expect(made > 0 && service.responses.lookups == CacheLookups(), "made ahead: no lookup counted")
+        for name in ["other", "vips"] {
+            #expect(get(service, "/iiif/\(name)/info.json").idleFollowUp == nil, "\(name)'s renders foreseen already")
+        }
+        let edge = "/iiif/vips/1024,0,509,1024/128,/0/default.jpg"
+        let found = get(service, edge)
+        #expect(service.responses.usage.count == made && service.responses.lookups.hits == 1)
+        #expect(found.status == 200 && found.body == get(IIIFService(catalog: catalog), edge).body)
+
+        var busyConfiguration = IIIFService.Configuration()
+        busyConfiguration.isQuiet = { false }
+        let busy = IIIFService(catalog: catalog, configuration: busyConfiguration)
+        busy.prepare(limit: 10, seconds: 10, idleTime: queue)
+        #expect(runQueued() == 1 && busy.responses.usage.count == 0, "nothing made, nothing more queued while busy")
+        #expect(get(busy, "/iiif/vips/info.json").idleFollowUp != nil, "left to the first info.json")
+
+        // A cache just under twice what the first image's renders hold takes that image's, and no other's.
+        let first = IIIFService(catalog: catalog)
+        first.prepare(limit: 10, seconds: 10, idleTime: queue)
+        queued.withLock { $0.removeFirst() }()
+        #expect(queued.withLock { $0.count } == 1, "the next image's job, queued and not run")
+        queued.withLock { $0.removeAll() }
+        var smallConfiguration = IIIFService.Configuration()
+        smallConfiguration.responseCacheBytes = 2 * first.responses.usage.bytes - 2
+        let small = IIIFService(catalog: catalog, configuration: smallConfiguration)
+        small.prepare(limit: 10, seconds: 10, idleTime: queue)
+        #expect(runQueued() == 2 && small.responses.usage == first.responses.usage)
+        #expect(get(small, "/iiif/vips/info.json").idleFollowUp != nil, "the second image's left to its info.json")
+    }
+
     /// info.json of an image not yet open also carries, to be made in idle time, the renders a viewer's first views
     /// will ask for that no stored tile answers (edge tiles of the coarse levels asked `w,`, their height rounded two pixels off the
     /// level's): made while the server is quiet and kept, so that the viewer's request finds them, the bytes it

@@ -435,6 +435,36 @@ def test_the_catalogs_pyramids_are_open_before_the_first_request(tessera, tmp_pa
         process.wait(timeout=10)
 
 
+def test_a_started_server_makes_its_pyramids_edge_renders_before_any_request(tessera, tmp_path):
+    """Once it listens, `serve` makes in idle time the renders that the first views of each pyramid it opened will
+    ask for (those the image's first info.json would foresee), before any request: a viewer's request for one then
+    finds it made (/metrics: a hit, no miss), with the bytes a server rendering it on request sends."""
+    big, root = tmp_path / "big.png", tmp_path / "served"
+    Image.fromarray(photo(1107, 1533, 3, seed=54)).save(big)
+    root.mkdir()
+    assert subprocess.run(["vips", "tiffsave", big, root / "vips.tif", "--tile", "--pyramid", "--compression", "jpeg",
+                           "--tile-width", "256", "--tile-height", "256"], capture_output=True).returncode == 0
+    # The right column of the 384 x 277 level, asked 128 pixels wide as viewers round: libvips stored 127.
+    edge = "vips.tif/1024,0,509,1024/128,/0/default.jpg"
+    bodies = []
+    for options in [[], ["--open-at-start", "0"]]:
+        process = subprocess.Popen([tessera, "serve", str(root), "--port", "0", "--quiet", "--no-cache", *options],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            base = process.stdout.readline().split(" at ")[1].split()[0].rstrip("/")
+            if not options:
+                wait_for(lambda: metric(base, "tessera_response_cache_bytes") > 0, 10, "the edge renders made")
+            status, _, body = fetch(f"{base}/{edge}")
+            assert status == 200 and Image.open(io.BytesIO(body)).size == (128, 258)
+            hits, misses = (metric(base, f"tessera_response_cache_{name}_total") for name in ["hits", "misses"])
+            assert (hits, misses) == ((1, 0) if not options else (0, 1)), options
+            bodies.append(body)
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+    assert bodies[0] == bodies[1]
+
+
 def test_a_large_plain_image_is_served_from_a_pyramid_built_in_the_cache(tessera, tmp_path):
     root, cache = tmp_path / "images", tmp_path / "cache"
     root.mkdir()

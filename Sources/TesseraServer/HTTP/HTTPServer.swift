@@ -277,6 +277,12 @@ public final class HTTPServer: Sendable {
         return finished
     }
 
+    /// Queues `job` on the server's idle-time thread (`IdleTimeThread`), after the jobs waiting there: it runs only
+    /// in the machine's idle time, from now on (listening or not), and is dropped when too many wait or the server
+    /// has stopped. Returns whether it was queued.
+    @discardableResult
+    public func runInIdleTime(_ job: @escaping @Sendable () -> Void) -> Bool { idleTime.submit(job) }
+
     /// Stops accepting connections and stops the threads: the suspended connections are resumed first (and
     /// closed unanswered: a worker's response after this is dropped), the jobs still queued refused.
     public func stop() {
