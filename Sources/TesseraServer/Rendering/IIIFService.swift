@@ -412,12 +412,11 @@ public final class IIIFService: Sendable {
     /// than start it afresh), and is left to its request when that came first (`ResponseCache.response` does not
     /// wait for it here), while this renders the next, which its request then finds made (an image's `full/125,`
     /// after its `full/90,`: 0.40-0.50 ms at the client, 0.22-0.33 made). Nil when there is nothing to decode: an
-    /// image `prepare` opened has its planes held, and its thumbnails are resampled by their requests, leaving the
-    /// idle time to its edge renders, which cost more. Made ahead from the held planes in idle time, they ran beside
-    /// a viewer's back-to-back requests (a thumbnail made in 0.29 and 0.79 ms instead of 0.15) and held the edge
-    /// renders back: a 3-pixel sliver asked 1 ms after info.json was still to begin (0.24 ms, rendered by its
-    /// request), and over three runs of the viewer-traffic benchmark the requests over 3 stored tiles' time were
-    /// 20 without, 40 with.
+    /// image `prepare` opened has its planes held, and its thumbnails are resampled by their requests. Made ahead
+    /// from the held planes in idle time, they ran beside a viewer's back-to-back requests (a thumbnail made in 0.29
+    /// and 0.79 ms instead of 0.15) and held back the edge renders, then begun by info.json too (a 3-pixel sliver
+    /// asked 1 ms after info.json was still to begin): over three runs of the viewer-traffic benchmark the requests
+    /// over 3 stored tiles' time were 20 without, 40 with.
     private func thumbnailPlanesFollowUp(for image: OpenImages.Image, encodedIdentifier: String)
         -> (@Sendable () -> Void)? {
         guard image.current.preview == nil, let tiles = image.tiles else { return nil }
