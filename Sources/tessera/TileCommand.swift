@@ -10,7 +10,8 @@ enum TileCommand: Command {
             + "[--layout dz|zoomify|xyz|iiif|grid|tiff] [options]",
         summary: "cut an image into a tile pyramid: Deep Zoom, Zoomify, XYZ, IIIF level 0, a grid or a pyramidal TIFF",
         details: """
-            OUT names the output: for Deep Zoom, OUT.dzi beside OUT_files/; for the others, the folder OUT/. An OUT
+            OUT names the output: for Deep Zoom, OUT.dzi beside OUT_files/; for the others, the folder OUT/ (for
+            iiif, its info.json, and a manifest.json for the viewers that open IIIF manifests). An OUT
             ending in .zip (or --container zip) makes the one zip file OUT.zip instead, which every command reads as
             the image, as it does the folder. It is
             built under a hidden temporary name and moved into place when complete; a killed build can be finished

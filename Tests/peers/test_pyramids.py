@@ -12,6 +12,7 @@ import time
 import zipfile
 from pathlib import Path
 
+import iiif_prezi3
 import numpy as np
 import pytest
 from PIL import Image
@@ -33,8 +34,8 @@ LAYOUTS = {
 }
 # vips-only files: its own metadata dump, and the tile XYZ viewers show where there is no tile.
 VIPS_EXTRAS = {"vips-properties.xml", "blank.png"}
-# Ours only: the marker that lets a later build replace the folder.
-OURS_EXTRAS = {".tessera-pyramid"}
+# Ours only: the marker that lets a later build replace the folder, and a IIIF folder's Manifest.
+OURS_EXTRAS = {".tessera-pyramid", "manifest.json"}
 
 
 def tessera_ok(*args):
@@ -124,6 +125,35 @@ def test_layout_matches_vips_tree_and_pixels(tessera, tmp_path, sources, case, s
                 ratio = max(region_size[0] / tile_size[0], region_size[1] / tile_size[1])
                 written.add(2 ** round(np.log2(ratio)))
         assert info["tiles"][0]["scaleFactors"] == sorted(written)
+
+
+@pytest.mark.parametrize("tile_format", ["jpg", "png"])
+def test_a_iiif_folder_holds_a_manifest_that_leads_to_its_files(tessera, tmp_path, sources, tile_format):
+    """A IIIF level-0 folder holds its image's Presentation 3.0 Manifest (read by iiif-prezi3, the IIIF community's
+    models), for the viewers that open manifests: a Canvas of the image's size, painted through the folder's
+    level-0 service, by a file of the folder that holds the whole image (the largest level of one tile), which is its
+    thumbnail too. A pyramid of full resolution only, in several tiles, has no such file, and no Manifest."""
+    base = "https://example.org/iiif/p"
+    tessera_ok(tessera, "tile", sources[(1000, 700)], tmp_path / "p", "--layout", "iiif", "--tile-size", "256",
+               "--format", tile_format, "--id", base)
+    info = json.loads((tmp_path / "p" / "info.json").read_text())
+    manifest = json.loads((tmp_path / "p" / "manifest.json").read_text())
+    iiif_prezi3.Manifest(**manifest)
+    assert manifest["id"] == base + "/manifest.json" and manifest["label"] == {"none": ["p"]}
+    canvas = manifest["items"][0]
+    assert (canvas["width"], canvas["height"]) == (1000, 700)
+    body = canvas["items"][0]["items"][0]["body"]
+    assert body["service"] == [{"id": info["id"], "type": "ImageService3", "profile": "level0"}]
+    assert body["format"] == {"jpg": "image/jpeg", "png": "image/png"}[tile_format]
+    assert {"width": body["width"], "height": body["height"]} in info["sizes"]
+    assert manifest["thumbnail"] == [body]
+    assert body["id"].startswith(base + "/")
+    with Image.open(tmp_path / "p" / body["id"].removeprefix(base + "/")) as picture:
+        assert picture.size == (body["width"], body["height"]) == (250, 175)
+
+    tessera_ok(tessera, "tile", sources[(1000, 700)], tmp_path / "full", "--layout", "iiif", "--tile-size", "256",
+               "--depth", "one")
+    assert (tmp_path / "full" / "info.json").exists() and not (tmp_path / "full" / "manifest.json").exists()
 
 
 def test_zoomify_numbers_tile_groups_as_vips_past_256_tiles(tessera, tmp_path):

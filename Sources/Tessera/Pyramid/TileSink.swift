@@ -5,6 +5,9 @@ public enum TileFormat: String, Sendable, CaseIterable {
     /// The extension tile files take in most layouts (`jpg`; Deep Zoom, as libvips writes it, uses `jpeg`).
     var fileExtension: String { self == .jpeg ? "jpg" : rawValue }
 
+    /// The tiles' media type: `image/jpeg`, `image/png`, `image/webp`.
+    public var mediaType: String { "image/" + rawValue }
+
     /// The format ImageWriter encodes.
     var imageFormat: ImageFormat {
         switch self {

@@ -2,8 +2,10 @@ import Foundation
 
 /// IIIF Image API 3.0 level 0, static: `NAME/info.json` and a `{region}/{size}/0/default.{ext}` file per tile,
 /// named canonically (region `full` when a tile covers the whole image, size `max` at full size), which are the
-/// URLs OpenSeadragon and other viewers ask for, so any static web server is a IIIF level-0 server. The tiles are
-/// named by `IIIFTileGeometry`; `Info(json:path:)` reads such a folder's info.json back.
+/// URLs OpenSeadragon and other viewers ask for, so any static web server is a IIIF level-0 server. Beside them,
+/// `NAME/manifest.json`, the image's Presentation 3.0 Manifest, for the viewers that open manifests (Mirador, the
+/// Universal Viewer). The tiles are named by `IIIFTileGeometry`; `Info(json:path:)` reads such a folder's
+/// info.json back.
 public struct IIIFLayout: PyramidLayout {
     public let plan: PyramidPlan
     public let name: String
@@ -53,7 +55,21 @@ public struct IIIFLayout: PyramidLayout {
 
             """
         return [("\(name)/info.json", Array(json.utf8))]
+            + (manifest.map { [("\(name)/\(IIIFPresentation.manifestName)", $0)] } ?? [])
             + blankTileList(blankTiles, in: name) { [$0.depth, $0.column, $0.row] }
+    }
+
+    /// The image's Manifest, its Canvas painted by the largest level that is one tile (a file of the folder, and
+    /// its thumbnail too, at most a tile's size); nil when no level is one tile (a pyramid of full resolution
+    /// only), as then no file holds the whole image.
+    private var manifest: [UInt8]? {
+        guard let whole = plan.levels.first(where: { $0.tileCount == 1 }) else { return nil }
+        let geometry = IIIFTileGeometry(imageSize: plan.imageSize, tileWidth: plan.tileSize, tileHeight: plan.tileSize)
+        let resource = IIIFPresentation.ContentResource(
+            request: geometry.path(scale: whole.scaleFactor, column: 0, row: 0, format: tileFormat.fileExtension),
+            size: whole.size, format: tileFormat)
+        return IIIFPresentation.manifest(service: baseURI, profile: "level0", label: name, size: plan.imageSize,
+                                         body: resource, thumbnail: resource)
     }
 
     /// What a IIIF level-0 folder's info.json says that reading its tiles needs: the image's size, the tile
