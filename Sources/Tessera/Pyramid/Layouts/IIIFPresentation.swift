@@ -5,6 +5,7 @@ import Foundation
 /// Image API service, and a Collection of Manifests and Collections. `tessera serve` answers with them for what it
 /// serves; a static IIIF level-0 folder (`IIIFLayout`) holds its image's Manifest.
 public enum IIIFPresentation {
+    /// The JSON-LD context every document names.
     public static let context = "http://iiif.io/api/presentation/3/context.json"
     /// The content type the documents are sent with.
     public static let contentType = "application/ld+json;profile=\"\(context)\""
