@@ -25,10 +25,14 @@ public struct IIIFLayout: PyramidLayout {
     public var padsEdgeTiles: Bool { false }
     public var topLevelEntries: [String] { [name] }
 
+    /// How IIIF clients address the pyramid's tiles, which the files are named for.
+    private var geometry: IIIFTileGeometry {
+        IIIFTileGeometry(imageSize: plan.imageSize, tileWidth: plan.tileSize, tileHeight: plan.tileSize)
+    }
+
     public func path(of tile: TileAddress) -> String {
-        let geometry = IIIFTileGeometry(imageSize: plan.imageSize, tileWidth: plan.tileSize, tileHeight: plan.tileSize)
-        return "\(name)/" + geometry.path(scale: plan.levels[tile.depth].scaleFactor, column: tile.column,
-                                          row: tile.row, format: tileFormat.fileExtension)
+        "\(name)/" + geometry.path(scale: plan.levels[tile.depth].scaleFactor, column: tile.column, row: tile.row,
+                                   format: tileFormat.fileExtension)
     }
 
     public func metadataFiles(blankTiles: [TileAddress]) -> [(path: String, bytes: [UInt8])] {
@@ -64,7 +68,6 @@ public struct IIIFLayout: PyramidLayout {
     /// only), as then no file holds the whole image.
     private var manifest: [UInt8]? {
         guard let whole = plan.levels.first(where: { $0.tileCount == 1 }) else { return nil }
-        let geometry = IIIFTileGeometry(imageSize: plan.imageSize, tileWidth: plan.tileSize, tileHeight: plan.tileSize)
         let resource = IIIFPresentation.ContentResource(
             request: geometry.path(scale: whole.scaleFactor, column: 0, row: 0, format: tileFormat.fileExtension),
             size: whole.size, format: tileFormat)
