@@ -171,7 +171,7 @@ import Testing
             for (w, first) in firsts.enumerated() {
                 for k in 0..<count {
                     let expected = kernel.weight(first + Double(k) * step)
-                    #expect(abs(weights[w * count + k] - expected) < 3.2e-8, "step \(step), window \(w), weight \(k)")
+                    #expect(abs(weights[w * count + k] - expected) < 1.1e-8, "step \(step), window \(w), weight \(k)")
                 }
             }
         }
