@@ -26,9 +26,9 @@ import Tessera
 
     @Test func identifiersInsideTheRootResolve() throws {
         let catalog = try ImageCatalog(path: root)
-        #expect(catalog.file(for: "a.jpg")?.hasSuffix("/root/a.jpg") == true)
-        #expect(catalog.file(for: "maps/b.png")?.hasSuffix("/root/maps/b.png") == true)
-        #expect(catalog.file(for: "inside.jpg")?.hasSuffix("/root/a.jpg") == true)
+        #expect(catalog.file(for: "a.jpg")?.path.hasSuffix("/root/a.jpg") == true)
+        #expect(catalog.file(for: "maps/b.png")?.path.hasSuffix("/root/maps/b.png") == true)
+        #expect(catalog.file(for: "inside.jpg")?.path.hasSuffix("/root/a.jpg") == true)
         #expect(catalog.identifiers() == ["a.jpg", "inside.jpg", "maps/b.png"])
     }
 
@@ -47,21 +47,40 @@ import Tessera
         let catalog = try ImageCatalog(path: root)
         let files = FileManager.default, link = root + "/moving.jpg"
         try files.createSymbolicLink(atPath: link, withDestinationPath: root + "/a.jpg")
-        #expect(catalog.file(for: "moving.jpg")?.hasSuffix("/root/a.jpg") == true)
+        #expect(catalog.file(for: "moving.jpg")?.path.hasSuffix("/root/a.jpg") == true)
         try files.removeItem(atPath: link)
         try files.createSymbolicLink(atPath: link, withDestinationPath: outside + "/secret.jpg")
         #expect(catalog.file(for: "moving.jpg") == nil, "pointed out of the root")
         try files.removeItem(atPath: link)
         try files.createSymbolicLink(atPath: link, withDestinationPath: root + "/maps/b.png")
-        #expect(catalog.file(for: "moving.jpg")?.hasSuffix("/root/maps/b.png") == true, "pointed at another file")
+        #expect(catalog.file(for: "moving.jpg")?.path.hasSuffix("/root/maps/b.png") == true, "pointed at another file")
         try files.removeItem(atPath: link)
         #expect(catalog.file(for: "moving.jpg") == nil, "removed")
 
-        #expect(catalog.file(for: "maps/b.png")?.hasSuffix("/root/maps/b.png") == true)
+        #expect(catalog.file(for: "maps/b.png")?.path.hasSuffix("/root/maps/b.png") == true)
         try files.moveItem(atPath: root + "/maps", toPath: root + "/old-maps")
         try files.createSymbolicLink(atPath: root + "/maps", withDestinationPath: outside)
         #expect(files.createFile(atPath: outside + "/b.png", contents: Data([2])))
         #expect(catalog.file(for: "maps/b.png") == nil, "a folder on its path made a link out of the root")
+    }
+
+    /// The file an identifier names comes with its size and time from the `stat(2)` that found it, the first time
+    /// and once resolved, through a link too, and as they are after the file is rewritten: opening it needs no
+    /// other. A level-0 folder's info.json has none.
+    @Test func aFileComesWithTheStampOfTheFileItNames() throws {
+        let catalog = try ImageCatalog(path: root)
+        for identifier in ["a.jpg", "a.jpg", "inside.jpg"] {
+            #expect(catalog.file(for: identifier)?.stamp == FileStamp(path: root + "/a.jpg"), "\(identifier)")
+        }
+        #expect(FileManager.default.createFile(atPath: root + "/a.jpg", contents: Data([1, 2, 3])))
+        let rewritten = catalog.file(for: "inside.jpg")?.stamp
+        #expect(rewritten?.size == 3)
+        #expect(rewritten == FileStamp(path: root + "/a.jpg"))
+        try FileManager.default.createDirectory(atPath: root + "/static", withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: root + "/static/info.json", contents: Data("{}".utf8)))
+        let folder = catalog.file(for: "static")
+        #expect(folder?.path.hasSuffix("/root/static/info.json") == true)
+        #expect(folder != nil && folder?.stamp == nil)
     }
 
     @Test func aSingleFileCatalogServesOnlyThatFile() throws {
@@ -81,11 +100,11 @@ import Tessera
         }
         let catalog = try ImageCatalog(path: root)
         #expect(catalog.identifiers() == ["a.jpg", "inside.jpg", "maps/b.png", "maps/deep.dzi", "static"])
-        #expect(catalog.file(for: "maps/deep")?.hasSuffix("/root/maps/deep.dzi") == true)
-        #expect(catalog.file(for: "static")?.hasSuffix("/root/static/info.json") == true)
+        #expect(catalog.file(for: "maps/deep")?.path.hasSuffix("/root/maps/deep.dzi") == true)
+        #expect(catalog.file(for: "static")?.path.hasSuffix("/root/static/info.json") == true)
         let alone = try ImageCatalog(path: root + "/static")
         #expect(alone.identifiers() == ["static"])
-        #expect(alone.file(for: "static")?.hasSuffix("/root/static/info.json") == true)
+        #expect(alone.file(for: "static")?.path.hasSuffix("/root/static/info.json") == true)
     }
 
     /// A zip is listed when its first entries are a pyramid's (ours; a folder zipped with its folders' entries
@@ -103,7 +122,7 @@ import Tessera
         #expect(FileManager.default.createFile(atPath: root + "/fake.zip", contents: Data("not a zip".utf8)))
         let catalog = try ImageCatalog(path: root)
         #expect(catalog.identifiers() == ["a.jpg", "folder.szi", "inside.jpg", "maps/b.png", "ours.zip"])
-        #expect(catalog.file(for: "docs.zip")?.hasSuffix("/root/docs.zip") == true)
+        #expect(catalog.file(for: "docs.zip")?.path.hasSuffix("/root/docs.zip") == true)
     }
 
     @Test func aFolderListsItsImagesAndSubfoldersButNotHiddenOnesPyramidTilesOrWaysOut() throws {

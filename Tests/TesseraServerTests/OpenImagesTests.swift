@@ -29,6 +29,18 @@ import Tessera
         #expect(images.usage.count == 1)
     }
 
+    /// A stamp the caller read (the catalog's, `ImageCatalog.File`) is what says whether the file changed: no
+    /// `stat(2)` of its own. Given the stamp read before a rewrite, the image open is answered.
+    @Test func aStampGivenSaysWhetherTheFileChanged() throws {
+        let images = OpenImages(cache: nil, isQuiet: { false }), path = "\(folder)/0.png"
+        let before = try #require(FileStamp(path: path))
+        let first = try images.open(path, .worker, stamp: before)
+        try ImageWriter.write(BufferReader(ImageBuffer(width: 20, height: 8, format: .rgb8)), to: path)
+        #expect(try images.open(path, .worker, stamp: before).source === first.source)
+        let after = try #require(FileStamp(path: path))
+        #expect(try images.open(path, .worker, stamp: after).source.properties.width == 20)
+    }
+
     @Test func theLeastRecentlyUsedGoBeyondTheByteLimit() throws {
         let cost = try OpenImages(cache: nil, isQuiet: { false }).open("\(folder)/0.png", .worker).byteCost
         let images = OpenImages(cache: nil, byteLimit: 3 * cost, isQuiet: { false })

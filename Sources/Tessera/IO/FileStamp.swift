@@ -14,6 +14,11 @@ public struct FileStamp: Equatable, Sendable {
     public init?(path: String) {
         var status = stat()
         guard stat(path, &status) == 0 else { return nil }
+        self.init(status)
+    }
+
+    /// The stamp of the file `status` (from `stat(2)`) describes.
+    public init(_ status: stat) {
         size = Int(status.st_size)
         // Seconds from the reference date first, then the nanoseconds, as Foundation rounds them.
         modified = Date(timeIntervalSinceReferenceDate: TimeInterval(status.st_mtim.tv_sec)

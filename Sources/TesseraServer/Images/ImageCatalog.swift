@@ -53,35 +53,43 @@ public struct ImageCatalog: Sendable {
     /// The extensions of zips, listed only when they look like a pyramid packed whole.
     static let zipExtensions = ["zip", "szi"]
 
+    /// What an identifier names: the file (or URL), and the file's size and time as the `stat(2)` that found it
+    /// read them, so that opening it needs no other (nil for a URL, and for a IIIF level-0 folder's `info.json`).
+    public struct File: Sendable {
+        public let path: String
+        public let stamp: FileStamp?
+    }
+
     /// The file an identifier names, with or without its extension, or nil if it names nothing servable inside
     /// the root; for a IIIF level-0 folder, its `info.json`.
-    public func file(for identifier: String) -> String? {
-        if let remote { return remote.url(for: identifier) }
+    public func file(for identifier: String) -> File? {
+        if let remote { return remote.url(for: identifier).map { File(path: $0, stamp: nil) } }
         if let exact = exactFile(for: identifier) { return exact }
         guard Self.fileExtension(of: identifier).isEmpty else { return nil }
         return Self.imageExtensions.lazy.compactMap { exactFile(for: identifier + "." + $0) }.first
     }
 
     /// The file `identifier` names exactly; one `stat(2)` when it was resolved before and still reaches that file.
-    private func exactFile(for identifier: String) -> String? {
+    private func exactFile(for identifier: String) -> File? {
         if let singleFile, identifier != singleFile { return nil }
         // Nothing there (realpath would fail too), or what is there now: the file resolved before, or not.
         var status = stat()
         guard Self.isWellFormed(identifier), stat(root + "/" + identifier, &status) == 0 else { return nil }
         let isFolder = status.st_mode & S_IFMT == S_IFDIR
         if !isFolder, let known = resolutions.path(of: identifier, reaching: ResolvedFiles.Identity(status)) {
-            return known
+            return File(path: known, stamp: FileStamp(status))
         }
         guard let resolved = resolvedInside(identifier) else { return nil }
         guard isFolder else {
             // The identity of the file resolved, not the one stat reached before: the path may have changed between.
-            if stat(resolved, &status) == 0, status.st_mode & S_IFMT == S_IFREG {
+            guard stat(resolved, &status) == 0 else { return File(path: resolved, stamp: nil) }
+            if status.st_mode & S_IFMT == S_IFREG {
                 resolutions.remember(identifier, path: resolved, identity: ResolvedFiles.Identity(status))
             }
-            return resolved
+            return File(path: resolved, stamp: FileStamp(status))
         }
         guard let info = realPath(resolved + "/info.json"), info.hasPrefix(root + "/") else { return nil }
-        return info
+        return File(path: info, stamp: nil)
     }
 
     /// Whether `folder` (relative to the root) is a pyramid's tile folder rather than a folder of images: a IIIF
@@ -155,7 +163,7 @@ public struct ImageCatalog: Sendable {
         guard Self.imageExtensions.contains(fileExtension), let file = exactFile(for: relative) else { return nil }
         // A zip is listed when it looks like a pyramid packed whole; other archives are not images.
         let isZip = Self.zipExtensions.contains(fileExtension)
-        return !isZip || ImageFormat.zipLooksLikePyramid(atPath: file) ? .image : nil
+        return !isZip || ImageFormat.zipLooksLikePyramid(atPath: file.path) ? .image : nil
     }
 
     /// The path `relative` names with every link followed, when it is well formed (`isWellFormed`), exists and

@@ -84,9 +84,11 @@ final class OpenImages: Sendable {
     /// for the thread to serve meanwhile, handing the open to a worker and the answer back cost a lone viewer's
     /// info.json more than the open (a new server's first, 0.5 ms at the client, went over 3 stored tiles' time
     /// in 21 of 36 passes of the viewer-traffic benchmark, in 4 of 30 opened here). Any other throws `NeedsWorker`.
-    func open(_ path: String, _ place: HandlerPlace) throws -> Image {
+    /// `stamp` is a local file's size and time when the caller has just read them (`ImageCatalog.File`): nil
+    /// reads them.
+    func open(_ path: String, _ place: HandlerPlace, stamp: FileStamp? = nil) throws -> Image {
         let remote = RemoteURL.isRemote(path)
-        let local = remote ? nil : FileStamp(path: path)
+        let local = remote ? nil : stamp ?? FileStamp(path: path)
         let stamp = (modified: local?.modified ?? .distantPast, size: local?.size ?? 0)
         let unchanged = openUnchanged(path, stamp: remote ? nil : stamp)
         if let unchanged, unchanged.readsAsPyramid { return unchanged }
@@ -107,9 +109,10 @@ final class OpenImages: Sendable {
 
     /// The local image at `path` opened (or found open and unchanged) when it is a pyramid of several levels, read
     /// as it is; nil for any other image (a plain one is left to its requests, whose open may start the pyramid
-    /// cache's build) or a file that does not open. For `IIIFService.prepare`, before any request.
-    func openPyramid(_ path: String) -> Image? {
-        guard !RemoteURL.isRemote(path), let stamp = FileStamp(path: path) else { return nil }
+    /// cache's build) or a file that does not open. For `IIIFService.prepare`, before any request. `stamp` as in
+    /// `open`.
+    func openPyramid(_ path: String, stamp: FileStamp? = nil) -> Image? {
+        guard !RemoteURL.isRemote(path), let stamp = stamp ?? FileStamp(path: path) else { return nil }
         if let open = openUnchanged(path, stamp: (stamp.modified, stamp.size)) {
             return open.readsAsPyramid ? open : nil
         }

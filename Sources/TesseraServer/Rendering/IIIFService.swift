@@ -153,7 +153,8 @@ public final class IIIFService: Sendable {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, seconds) * 1e9)
         var opened: [(image: OpenImages.Image, encodedIdentifier: String)] = []
         for identifier in catalog.identifiers(limit: limit) where DispatchTime.now().uptimeNanoseconds < deadline {
-            guard let path = catalog.file(for: identifier), let image = images.openPyramid(path) else { continue }
+            guard let file = catalog.file(for: identifier), let image = images.openPyramid(file.path, stamp: file.stamp)
+            else { continue }
             let encodedIdentifier = ImageCatalog.pathSegment(of: identifier)
             opened.append((image, encodedIdentifier))
             thumbnailPlanesFollowUp(for: image, encodedIdentifier: encodedIdentifier)?()
@@ -225,17 +226,17 @@ public final class IIIFService: Sendable {
             return collection(of: collectionFolder, request: request)
         }
         do {
-            guard let path = catalog.file(for: identifier) else { throw IIIFError.notFound("no image '\(identifier)'") }
+            guard let file = catalog.file(for: identifier) else { throw IIIFError.notFound("no image '\(identifier)'") }
             let base = baseURI(for: request) + "/" + encodedIdentifier
             switch segments.count {
             case 1:
                 return HTTPResponse(status: 303, headers: [("Location", base + "/info.json")])
             case 2 where segments[1] == "info.json":
-                return try info(path: path, id: base, encodedIdentifier: encodedIdentifier, request: request, place)
+                return try info(file, id: base, encodedIdentifier: encodedIdentifier, request: request, place)
             case 2 where segments[1] == IIIFPresentation.manifestName:
-                return try manifest(path: path, service: base, identifier: identifier, request: request, place)
+                return try manifest(file, service: base, identifier: identifier, request: request, place)
             case 5:
-                return try image(path: path, encodedIdentifier: encodedIdentifier, base: base, segments: Array(segments[1...]),
+                return try image(file, encodedIdentifier: encodedIdentifier, base: base, segments: Array(segments[1...]),
                                  request: request, place, madeAhead: madeAhead)
             default:
                 throw IIIFError.badRequest("expected {identifier}/{region}/{size}/{rotation}/{quality}.{format}")
@@ -257,16 +258,16 @@ public final class IIIFService: Sendable {
         PublicBase.of(request, configured: configuration.publicBase).url + configuration.prefix
     }
 
-    private func info(path: String, id: String, encodedIdentifier: String, request: HTTPRequest,
+    private func info(_ file: ImageCatalog.File, id: String, encodedIdentifier: String, request: HTTPRequest,
                       _ place: HandlerPlace) throws -> HTTPResponse {
         // A new image opened here has the idle-time thread stand by for its thumbnails' planes, which it then
         // decodes while info.json is written and sent (on the other core when that is idle), rather than from when
         // info.json is sent: a new server's first `full/90,` waited for them.
-        let standBy = place == .pollingThread && configuration.isQuiet() && !images.isOpen(path)
+        let standBy = place == .pollingThread && configuration.isQuiet() && !images.isOpen(file.path)
             ? request.idleTime?.standBy() : nil
         let image: OpenImages.Image
         do {
-            image = try images.open(path, place)
+            image = try images.open(file.path, place, stamp: file.stamp)
         } catch {
             standBy?.hand(nil)
             throw error
@@ -287,10 +288,10 @@ public final class IIIFService: Sendable {
         return response
     }
 
-    /// The Presentation 3.0 Manifest of the image at `path` whose service is at `service`: one Canvas of its size.
-    private func manifest(path: String, service: String, identifier: String, request: HTTPRequest,
+    /// The Presentation 3.0 Manifest of the image `file` names, whose service is at `service`: one Canvas of its size.
+    private func manifest(_ file: ImageCatalog.File, service: String, identifier: String, request: HTTPRequest,
                           _ place: HandlerPlace) throws -> HTTPResponse {
-        let image = try images.open(path, place)
+        let image = try images.open(file.path, place, stamp: file.stamp)
         let size = image.source.properties.size
         return validators(image: image, tag: "manifest " + service).respond(to: request) {
             (IIIFPresentation.manifest(service: service, label: ImageCatalog.lastComponent(of: identifier), size: size,
@@ -493,7 +494,7 @@ public final class IIIFService: Sendable {
         }.planes
     }
 
-    private func image(path: String, encodedIdentifier: String, base: String, segments: [String], request: HTTPRequest,
+    private func image(_ file: ImageCatalog.File, encodedIdentifier: String, base: String, segments: [String], request: HTTPRequest,
                        _ place: HandlerPlace, madeAhead: Bool) throws -> HTTPResponse {
         let parsed = try IIIFRequest(region: segments[0], size: segments[1], rotation: segments[2],
                                      qualityAndFormat: segments[3])
@@ -501,7 +502,7 @@ public final class IIIFService: Sendable {
             throw IIIFError.badRequest("unknown format '\(parsed.format)'")
         }
         if !madeAhead { noteSizeForm(of: parsed) }
-        var image = try images.open(path, place)
+        var image = try images.open(file.path, place, stamp: file.stamp)
         CooperativeYield.point()
         let size = image.source.properties.size
         let resolved = try parsed.resolve(for: size, limits: configuration.limits)
@@ -513,7 +514,7 @@ public final class IIIFService: Sendable {
             _ = cache.waitForIndex(path: image.cacheKey, modified: image.modified, size: image.size)
             if image.current.preview == nil, reduction >= PyramidCache.previewFactor,
                cache.waitForPreview(path: image.cacheKey, modified: image.modified, size: image.size) {
-                image = try images.open(path, place)
+                image = try images.open(file.path, place)
             }
         }
         let tileArea = tileSize(of: image) * tileSize(of: image)

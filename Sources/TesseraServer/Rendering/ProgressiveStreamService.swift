@@ -37,7 +37,7 @@ public struct ProgressiveStreamService: Sendable {
         }
         let segments = request.path.dropFirst(Self.prefix.count).split(separator: "/", omittingEmptySubsequences: false)
         guard segments.count == 2, let identifier = segments[0].percentDecoded,
-              let path = catalog.file(for: identifier) else {
+              let path = catalog.file(for: identifier)?.path else {
             return .text(404, "not found: expected \(Self.prefix){identifier}/{size in pixels, or max}")
         }
         let source: ImageSource

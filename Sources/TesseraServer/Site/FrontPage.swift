@@ -84,7 +84,7 @@ struct FrontPage: Sendable {
         let info = "\(root)\(prefix)/\(encoded)/info.json"
         let properties: ImageProperties
         do {
-            guard let path = catalog.file(for: identifier) else { throw IIIFError.notFound("gone") }
+            guard let path = catalog.file(for: identifier)?.path else { throw IIIFError.notFound("gone") }
             properties = try ImageSource(path: path).properties
         } catch {
             return "<li class=\"image broken\"><span class=\"thumb\"></span><span class=\"name\">\(name)</span>"
