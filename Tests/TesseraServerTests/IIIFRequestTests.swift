@@ -46,7 +46,10 @@ private func resolve(_ region: String, _ size: String, _ rotation: String = "0",
                                               ("\u{663},0,10,10", "max", "0", "default.jpg"), ("full", "\u{BD},", "0", "default.jpg"),
                                               ("full", "pct:\u{665}", "0", "default.jpg"), ("+1,0,10,10", "max", "0", "default.jpg"),
                                               ("pct:1e1,0,10,10", "max", "0", "default.jpg"), ("full", "max", "9.0.", "default.jpg"),
-                                              ("full", "max", ".", "default.jpg")] {
+                                              ("full", "max", ".", "default.jpg"),
+                                              // Formats of other than ASCII letters and digits, or none.
+                                              ("full", "max", "0", "default.jp\u{E9}"), ("full", "max", "0", "default.j-g"),
+                                              ("full", "max", "0", "default.")] {
         #expect(throws: IIIFError.self, "\(region)/\(size)/\(rotation)/\(quality)") {
             try resolve(region, size, rotation, quality)
         }

@@ -41,15 +41,16 @@ public struct IIIFRequest: Sendable, Hashable {
         self.region = try Self.parseRegion(region)
         self.size = try Self.parseSize(size)
         (self.rotation, self.mirror) = try Self.parseRotation(rotation)
-        guard let dot = qualityAndFormat.lastIndex(of: ".") else {
+        guard let dot = qualityAndFormat.utf8.lastIndex(of: UInt8(ascii: ".")) else {
             throw IIIFError.badRequest("quality and format must be quality.format, not '\(qualityAndFormat)'")
         }
         guard let quality = Quality(rawValue: String(qualityAndFormat[..<dot])) else {
             throw IIIFError.badRequest("unknown quality '\(qualityAndFormat[..<dot])'")
         }
         self.quality = quality
-        format = String(qualityAndFormat[qualityAndFormat.index(after: dot)...])
-        guard !format.isEmpty, format.allSatisfy({ $0.isLetter || $0.isNumber }) else {
+        format = String(qualityAndFormat[qualityAndFormat.utf8.index(after: dot)...])
+        // ASCII letters and digits, as every format's extension is: checked on the bytes, as numbers are (`isDigits`).
+        guard !format.isEmpty, format.utf8.allSatisfy({ Self.isASCIIDigit($0) || Self.isASCIILetter($0) }) else {
             throw IIIFError.badRequest("bad format '\(format)'")
         }
     }
@@ -67,7 +68,7 @@ public struct IIIFRequest: Sendable, Hashable {
             }
             return .percent(x: values[0], y: values[1], width: values[2], height: values[3])
         }
-        let parts = text.split(separator: ",", omittingEmptySubsequences: false)
+        let parts = commaSeparated(Substring(text))
         let values = parts.compactMap { part in isDigits(part) ? Int(part) : nil }
             .filter { $0 <= largestNumber }
         guard parts.count == 4, values.count == 4 else { throw IIIFError.badRequest("bad region '\(text)'") }
@@ -87,7 +88,7 @@ public struct IIIFRequest: Sendable, Hashable {
             return .percent(value, upscale: upscale)
         }
         let confined = body.hasPrefix("!")
-        let parts = (confined ? String(body.dropFirst()) : body).split(separator: ",", omittingEmptySubsequences: false)
+        let parts = commaSeparated(confined ? body.dropFirst() : Substring(body))
         guard parts.count == 2 else { throw IIIFError.badRequest("bad size '\(text)'") }
         func dimension(_ part: Substring) throws -> Int? {
             if part.isEmpty { return nil }
@@ -125,20 +126,34 @@ public struct IIIFRequest: Sendable, Hashable {
         for byte in text.utf8 {
             if byte == UInt8(ascii: "."), point, points == 0 {
                 points += 1
-            } else if !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) {
+            } else if !isASCIIDigit(byte) {
                 return false
             }
         }
         return !text.isEmpty
     }
 
+    private static func isASCIIDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+
+    private static func isASCIILetter(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
+    }
+
+    /// `text`'s parts between commas, empty ones kept, split on the bytes rather than on characters (whose
+    /// boundaries are found with Unicode's tables).
+    private static func commaSeparated(_ text: Substring) -> [Substring] {
+        text.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).map { Substring($0) }
+    }
+
     /// Comma-separated non-negative decimals (no exponents, no signs), as the spec writes them, each at most
     /// `largestNumber`.
     private static func numbers(_ text: Substring, count: Int, what: String) throws -> [Double] {
-        let parts = text.split(separator: ",", omittingEmptySubsequences: false)
+        let parts = commaSeparated(text)
         let values = parts.compactMap { part -> Double? in
             guard isDigits(part, point: true) else { return nil }
-            return Double(part).flatMap { $0 <= Double(largestNumber) ? $0 : nil }
+            // A whole number read as one: Double's parser is C's strtod, far more code for `0` than the digits need.
+            let value = isDigits(part) ? Int(part).map(Double.init) : Double(part)
+            return value.flatMap { $0 <= Double(largestNumber) ? $0 : nil }
         }
         guard parts.count == count, values.count == count else { throw IIIFError.badRequest("bad \(what) '\(text)'") }
         return values
