@@ -86,9 +86,9 @@ final class OpenImages: Sendable {
     /// in 21 of 36 passes of the viewer-traffic benchmark, in 4 of 30 opened here). Any other throws `NeedsWorker`.
     /// `stamp` is a local file's size and time when the caller has just read them (`ImageCatalog.File`): nil
     /// reads them.
-    func open(_ path: String, _ place: HandlerPlace, stamp: FileStamp? = nil) throws -> Image {
+    func open(_ path: String, _ place: HandlerPlace, stamp known: FileStamp? = nil) throws -> Image {
         let remote = RemoteURL.isRemote(path)
-        let local = remote ? nil : stamp ?? FileStamp(path: path)
+        let local = remote ? nil : known ?? FileStamp(path: path)
         let stamp = (modified: local?.modified ?? .distantPast, size: local?.size ?? 0)
         let unchanged = openUnchanged(path, stamp: remote ? nil : stamp)
         if let unchanged, unchanged.readsAsPyramid { return unchanged }
@@ -111,8 +111,8 @@ final class OpenImages: Sendable {
     /// as it is; nil for any other image (a plain one is left to its requests, whose open may start the pyramid
     /// cache's build) or a file that does not open. For `IIIFService.prepare`, before any request. `stamp` as in
     /// `open`.
-    func openPyramid(_ path: String, stamp: FileStamp? = nil) -> Image? {
-        guard !RemoteURL.isRemote(path), let stamp = stamp ?? FileStamp(path: path) else { return nil }
+    func openPyramid(_ path: String, stamp known: FileStamp? = nil) -> Image? {
+        guard !RemoteURL.isRemote(path), let stamp = known ?? FileStamp(path: path) else { return nil }
         if let open = openUnchanged(path, stamp: (stamp.modified, stamp.size)) {
             return open.readsAsPyramid ? open : nil
         }
