@@ -104,8 +104,8 @@ public struct ResamplingKernel: Sendable, CustomStringConvertible {
 
 /// The Lanczos kernel as a cubic on each 1/`resolution` of a pixel from 0 to its support, the Hermite cubic of the
 /// kernel's values and slopes at the interval's ends, so that a weight is one interval's four coefficients and three
-/// multiply-adds rather than two sines. The table (4 KiB for two lobes, 6 KiB for three) stays in the L1 cache: a
-/// table of values interpolated linearly, as exact, took 96 KiB, which a server idle for a moment no longer held,
+/// multiply-adds rather than two sines. The table (4 KiB for two lobes, 6 KiB for three) stays in the L1 cache:
+/// values interpolated linearly needed 96 KiB to be about as exact, which a server idle for a moment no longer held,
 /// and a new thumbnail size's weights waited on its loads. Its error is at most h^4 / 384 x |f''''| <= 1.1e-8
 /// (h = 1 / 64; |f''''| <= 67 for two lobes and 45 for three, from |sinc^(k)| <= pi^k / (k + 1)), below a Float
 /// weight's own rounding.
