@@ -514,7 +514,7 @@ public final class IIIFService: Sendable {
             _ = cache.waitForIndex(path: image.cacheKey, modified: image.modified, size: image.size)
             if image.current.preview == nil, reduction >= PyramidCache.previewFactor,
                cache.waitForPreview(path: image.cacheKey, modified: image.modified, size: image.size) {
-                image = try images.open(file.path, place)
+                image = try images.open(file.path, place, stamp: file.stamp)
             }
         }
         let tileArea = tileSize(of: image) * tileSize(of: image)
