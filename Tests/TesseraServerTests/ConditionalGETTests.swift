@@ -5,7 +5,7 @@ import Testing
 /// The one conditional-GET rule every cacheable response goes through.
 @Suite struct ConditionalGETTests {
     let modified = Date(timeIntervalSince1970: 1_700_000_000.6)
-    var validators: ConditionalGET { ConditionalGET(identity: "v1", lastModified: modified, cacheControl: "no-cache") }
+    var validators: ConditionalGET { ConditionalGET(identity: "v1", lastModified: HTTPLastModified(modified), cacheControl: "no-cache") }
 
     private func answer(_ headers: [String: String]) -> HTTPResponse {
         validators.respond(to: HTTPRequest(method: "GET", path: "/x", headers: headers)) { (Array("body".utf8), "text/plain") }
@@ -16,7 +16,8 @@ import Testing
         for header in [tag, "*", "\"other\", \(tag)", "W/\(tag)"] {
             let response = answer(["if-none-match": header])
             #expect(response.status == 304 && response.body.isEmpty, "\(header)")
-            #expect(response.headers.contains { $0 == ("ETag", tag) } && response.headers.contains { $0.0 == "Last-Modified" })
+            #expect(response.headers.contains { $0 == ("ETag", tag) })
+            #expect(response.headers.contains { $0 == ("Last-Modified", "Tue, 14 Nov 2023 22:13:20 GMT") })
         }
     }
 

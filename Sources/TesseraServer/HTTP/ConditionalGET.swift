@@ -8,12 +8,12 @@ import Tessera
 struct ConditionalGET: Sendable {
     /// The strong entity tag, quoted.
     let entityTag: String
-    let lastModified: Date
+    let lastModified: HTTPLastModified
     /// `no-cache` (revalidate every time) or a lifetime such as `public, max-age=86400`.
     let cacheControl: String
 
     /// Validators tagging `identity` (whatever tells one version of the body from another) with a stable hash.
-    init(identity: String, lastModified: Date, cacheControl: String) {
+    init(identity: String, lastModified: HTTPLastModified, cacheControl: String) {
         entityTag = "\"" + stableHash(identity) + "\""
         self.lastModified = lastModified
         self.cacheControl = cacheControl
@@ -21,7 +21,7 @@ struct ConditionalGET: Sendable {
 
     /// The headers both answers carry.
     var headers: [(String, String)] {
-        [("ETag", entityTag), ("Last-Modified", HTTPDate.format(lastModified)), ("Cache-Control", cacheControl)]
+        [("ETag", entityTag), ("Last-Modified", lastModified.text), ("Cache-Control", cacheControl)]
     }
 
     /// Whether the client's copy is current, by the request's `If-None-Match` or else its `If-Modified-Since`.
@@ -33,7 +33,7 @@ struct ConditionalGET: Sendable {
             }
         }
         guard let since = request.headers["if-modified-since"].flatMap(HTTPDate.parse) else { return false }
-        return lastModified.timeIntervalSince1970.rounded(.down) <= since.timeIntervalSince1970
+        return Double(lastModified.seconds) <= since.timeIntervalSince1970
     }
 
     /// A 304 when the client's copy is current, else a 200 with the body and media type `makeBody` gives (not

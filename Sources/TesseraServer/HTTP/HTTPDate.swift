@@ -30,3 +30,17 @@ enum HTTPDate {
         return Date(timeIntervalSince1970: TimeInterval(timegm(&parts)))
     }
 }
+
+/// A response's Last-Modified time, to the second as HTTP dates are, formatted once for all the responses that state
+/// it (an open image's, `OpenImages.Image`).
+struct HTTPLastModified: Sendable {
+    /// Seconds since 1970, rounded down.
+    let seconds: Int
+    /// The time as an HTTP date.
+    let text: String
+
+    init(_ date: Date) {
+        seconds = Int(date.timeIntervalSince1970.rounded(.down))
+        text = HTTPDate.format(date)
+    }
+}

@@ -20,6 +20,11 @@ final class OpenImages: Sendable {
         let size: Int
         /// What the pyramid cache and the response cache know the image by: its path, or its URL and version.
         let cacheKey: String
+        /// What tells this file, as it was opened, from another file or version in the keys of the caches and in
+        /// the validators: `cacheKey`, `size` and `modified`, said once here rather than by every request.
+        let version: String
+        /// `modified` as Last-Modified states it.
+        let lastModified: HTTPLastModified
         /// Taken by the first info.json to foresee the image's edge renders, of this opening of its file
         /// (`IIIFService.edgeRendersFollowUp`): one foresight per file opened, whoever opened it.
         let edgeForesight = FirstClaim()
@@ -32,6 +37,8 @@ final class OpenImages: Sendable {
             self.modified = modified
             self.size = size
             self.cacheKey = cacheKey
+            version = "\(cacheKey)\n\(size) \(modified.timeIntervalSince1970)"
+            lastModified = HTTPLastModified(modified)
         }
 
         /// Whether the image is a remote file found replaced: it is opened afresh.

@@ -46,6 +46,8 @@ public final class IIIFService: Sendable {
 
     public let catalog: ImageCatalog
     public let configuration: Configuration
+    /// The Cache-Control of the image responses: `cacheLifetime` said once.
+    private let cacheControl: String
     /// The rendered responses, shared by every client.
     public let responses: ResponseCache
     /// The memory renders hold, shared by every render of the site (the progressive streams' too).
@@ -89,6 +91,7 @@ public final class IIIFService: Sendable {
     public init(catalog: ImageCatalog, configuration: Configuration = Configuration()) {
         self.catalog = catalog
         self.configuration = configuration
+        cacheControl = "public, max-age=\(configuration.cacheLifetime)"
         images = OpenImages(cache: configuration.cache, isQuiet: configuration.isQuiet)
         responses = ResponseCache(byteLimit: configuration.responseCacheBytes)
         renderBudget = RenderBudget(limits: configuration.renderBudget)
@@ -478,7 +481,7 @@ public final class IIIFService: Sendable {
     /// What `image`'s rendered responses and decoded planes are kept under, before the request: the file as it is
     /// now and what it is read from (`source`: the file, its pyramid, or the preview).
     private func responseKey(of image: OpenImages.Image, readFrom source: ImageSource) -> String {
-        "\(image.cacheKey)\n\(image.size) \(image.modified.timeIntervalSince1970)\n\(source.input.name)"
+        image.version + "\n" + source.input.name
     }
 
     /// The key of the planes of the level at reduction `scale` in `thumbnailPlanes`.
@@ -693,8 +696,7 @@ public final class IIIFService: Sendable {
     /// The validators of a response about `image`: a strong tag from the file's size and time and what was asked
     /// of it (`tag`), kept `cacheLifetime` seconds by clients, proxies and CDNs.
     private func validators(image: OpenImages.Image, tag: String) -> ConditionalGET {
-        ConditionalGET(identity: "\(image.size) \(image.modified.timeIntervalSince1970) \(image.cacheKey) \(tag)",
-                       lastModified: image.modified, cacheControl: "public, max-age=\(configuration.cacheLifetime)")
+        ConditionalGET(identity: image.version + "\n" + tag, lastModified: image.lastModified, cacheControl: cacheControl)
     }
 
 }

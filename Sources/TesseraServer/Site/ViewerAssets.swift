@@ -91,7 +91,7 @@ public struct ViewerAssets: Sendable {
     private func cached(_ body: [UInt8], contentType: String, path: String, request: HTTPRequest) -> HTTPResponse {
         let modified = FileStamp(path: path)?.modified ?? .distantPast
         let validators = ConditionalGET(identity: "\(modified.timeIntervalSince1970) " + String(decoding: body, as: UTF8.self),
-                                        lastModified: modified, cacheControl: "no-cache")
+                                        lastModified: HTTPLastModified(modified), cacheControl: "no-cache")
         return validators.respond(to: request) { (body, contentType) }
     }
 }
