@@ -443,7 +443,8 @@ public final class IIIFService: Sendable {
             // What `full/{the level's width},` reads. A failure here is the thumbnail's, which reports it.
             let whole = IIIFResolvedRequest(region: Rect(x: 0, y: 0, width: imageSize.width, height: imageSize.height),
                                             size: size, rotation: 0, mirror: false, quality: .default, format: "jpg")
-            guard let tile = try? storedTileSource(for: whole, in: image, imageKey: imageKey), tile.isWholeLevel,
+            guard let tile = try? storedTileSource(for: whole, in: image, imageKey: imageKey, counted: false),
+                  tile.isWholeLevel,
                   let plan = try? IIIFRenderer.plan(tile.request, from: tile.source, reducedBy: tile.scale,
                                                     padding: tile.padding),
                   let reservation = renderBudget.reserveAtOnce(plan.workingSet) else { return }
@@ -549,13 +550,14 @@ public final class IIIFService: Sendable {
             // (a thumbnail from the smallest level, a tile further off its size) or across a few of a local
             // pyramid's (a sliver at the image's edge). About as cheap, when the budget has room at once; other
             // renders, and those when it has none, are made on a worker.
-            let tileSource = try storedTileSource(for: resolved, in: image, imageKey: imageKey)
+            let tileSource = try storedTileSource(for: resolved, in: image, imageKey: imageKey, counted: !madeAhead)
             let oneTile = try tileSource.map {
                 try IIIFRenderer.plan($0.request, from: $0.source, reducedBy: $0.scale, padding: $0.padding)
             }
             // A level that is one stored tile (a thumbnail's) is kept decoded for the image's other thumbnails.
             let heldPlanes = tileSource.flatMap { tile -> (() throws -> JPEGPlanes?)? in
                 guard tile.isWholeLevel else { return nil }
+                if let held = tile.held { return { held.planes } }
                 return { try self.wholeLevelPlanes(of: tile, imageKey: imageKey, madeAhead: madeAhead) }
             }
             func planned() throws -> IIIFRenderer.Plan {
@@ -634,9 +636,10 @@ public final class IIIFService: Sendable {
     /// from the tile's last real ones (as a read past a level's end is, and the coefficients' path does), so that
     /// only an axis further off is resampled (a tile a pixel narrow whose height is rounded from its aspect ratio
     /// keeps its width, whose rows the fixed-point pass sums). A level that is one tile held in `thumbnailPlanes`
-    /// (under `imageKey`, `responseKey`'s) is not read again.
+    /// (under `imageKey`, `responseKey`'s) is not read again, and is found once: the tile carries it (`held`),
+    /// its lookup counted as a hit unless not `counted`.
     private func storedTileSource(for request: IIIFResolvedRequest, in image: OpenImages.Image,
-                                  imageKey: String) throws -> OneStoredTile? {
+                                  imageKey: String, counted: Bool) throws -> OneStoredTile? {
         guard let tiles = image.tiles else { return nil }
         var scale = IIIFRenderer.reduction(for: request)
         while scale > 1, tiles.storedLevelSize(scale: scale) == nil { scale /= 2 }
@@ -644,7 +647,7 @@ public final class IIIFService: Sendable {
         let column = region.x / span, row = region.y / span
         guard (region.maxX - 1) / span == column, (region.maxY - 1) / span == row else { return nil }
         let held = column == 0 && row == 0
-            ? thumbnailPlanes.heldValue(for: Self.planesKey(imageKey: imageKey, scale: scale), counted: false) : nil
+            ? thumbnailPlanes.heldValue(for: Self.planesKey(imageKey: imageKey, scale: scale), counted: counted) : nil
         guard let (source, content) = try held.map({ ($0.tile, $0.content) })
                 ?? tiles.storedJPEG(scale: scale, column: column, row: row).map({
                     (try ImageSource(bytes: $0.jpeg, name: image.source.input.name), $0.content)
@@ -662,13 +665,15 @@ public final class IIIFService: Sendable {
                            height: moved.height < asked.height && request.size.height == read.height + 1 ? 1 : 0)
         return OneStoredTile(source: source, scale: scale,
                              request: inTile, padding: padding, content: content,
-                             isWholeLevel: column == 0 && row == 0 && content == tiles.storedLevelSize(scale: scale))
+                             isWholeLevel: column == 0 && row == 0 && content == tiles.storedLevelSize(scale: scale),
+                             held: held)
     }
 
     /// A render's read from one stored tile (`storedTileSource`): the tile's JPEG as an image, read as the image
     /// reduced `scale` times, the request moved into the tile and its `padding`, and the tile's real pixels
     /// (`content`, the rest is the encoder's padding). `isWholeLevel` when the tile is all of its level (a small
-    /// level's, which thumbnails read): its planes are kept decoded (`thumbnailPlanes`).
+    /// level's, which thumbnails read): its planes are kept decoded (`thumbnailPlanes`), and `held` when they
+    /// were found there.
     private struct OneStoredTile {
         let source: ImageSource
         let scale: Int
@@ -676,6 +681,7 @@ public final class IIIFService: Sendable {
         let padding: Size
         let content: Size
         let isWholeLevel: Bool
+        let held: HeldLevel?
     }
 
     /// The tile size clients are told to ask for: the stored tiles' when there are any, else a tiled JPEG 2000's
