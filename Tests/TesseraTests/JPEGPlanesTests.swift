@@ -253,6 +253,22 @@ import Testing
         }
     }
 
+    /// Weights made for one call (a thumbnail's, `keepingWeights` false) are the weights kept for later calls: the
+    /// same samples, 4:2:0 (the second chroma plane taking the first's) and 4:4:4, shrinking and stretching.
+    @Test func weightsMadeForOneCallResampleAsKeptOnesDo() throws {
+        for subsampling in [EncodeOptions.Subsampling.s420, .s444] {
+            let source = try planes(try jpeg(width: 107, height: 64, subsampling: subsampling))
+            for (region, size) in [(Rect(x: 0, y: 0, width: 107, height: 64), Size(width: 83, height: 49)),
+                                   (Rect(x: 5, y: 3, width: 90, height: 51), Size(width: 131, height: 77))] {
+                let made = source.resampled(region: region, extent: region.size, to: size, subsampling: subsampling,
+                                            kernel: .lanczos3, keepingWeights: false)
+                let kept = source.resampled(region: region, extent: region.size, to: size, subsampling: subsampling,
+                                            kernel: .lanczos3)
+                #expect(made.samples == kept.samples, "\(subsampling), \(region) to \(size)")
+            }
+        }
+    }
+
     /// A shrink by two is averaged in 2 x 2 boxes of the region's own samples, never of those past it: a sliver one
     /// pixel across, its column repeated to two (a level halved rounding down lost the image's last), shrunk to one
     /// pixel across and half its rows, is each plane's column of the region averaged two rows at a time.

@@ -197,9 +197,13 @@ enum IIIFRenderer {
         var region = read
         var extent = Size(width: read.width + plan.padding.width, height: read.height + plan.padding.height)
         let planes: JPEGPlanes
+        // A whole level held is read for its image's thumbnails, whose sizes are the image's own: their weights
+        // are not kept (`JPEGPlanes.resampled`), as a tile grid's are.
+        let keepingWeights: Bool
         if plan.isOneJPEG, let held = try heldPlanes?() {
             // The tile at its own size: the region and its padding in its pixels, shrunk by boxes, not DCT scaling.
             planes = held
+            keepingWeights = false
             region = plan.region
             extent = Size(width: region.width + plan.padding.width * plan.scale,
                           height: region.height + plan.padding.height * plan.scale)
@@ -208,14 +212,17 @@ enum IIIFRenderer {
                                                columns: region.x..<region.maxX,
                                                budget: source.budget) else { return nil }
             planes = decoded
+            keepingWeights = true
         } else {
             guard let (tiles, stored) = plan.storedTileRead, let (laid, covered) = try JPEGPlanes.stored(
                 tiles, scale: plan.scale, region: stored, budget: source.budget, name: source.input.name) else { return nil }
             planes = laid
+            keepingWeights = true
             region = Rect(x: stored.x - covered.x, y: stored.y - covered.y, width: stored.width, height: stored.height)
         }
         return try planes.resampled(region: region, extent: extent, to: plan.request.size,
-                                    subsampling: options.subsampling, kernel: ResamplingReader.Options().kernel)
+                                    subsampling: options.subsampling, kernel: ResamplingReader.Options().kernel,
+                                    keepingWeights: keepingWeights)
             .encoded(options: options, name: source.input.name)
     }
 
