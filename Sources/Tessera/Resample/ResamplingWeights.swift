@@ -133,9 +133,10 @@ public struct ResamplingWeights: Sendable {
 
     /// The weights for `kernel` from `inputLength` to `outputLength`, made once per process for a built-in kernel
     /// and kept (at most `sharedByteLimit` bytes of them, least recently used dropped): a server's renders ask for
-    /// the same few pairs of lengths again and again (a tile a pixel or two off its level), and new weights cost
-    /// more than the resampling they serve (a 90-pixel thumbnail's four axes 16-18 us in a server, its loops 10).
-    /// Another kernel's are made each time.
+    /// the same few pairs of lengths again and again (a tile a pixel or two off its level, the tiles of an edge
+    /// column), and new weights cost more than the resampling they serve (a 90-pixel thumbnail's four axes took
+    /// 16-18 us in a server, its loops 10). Another kernel's are made each time, and so are a whole image's
+    /// thumbnails' (`JPEGPlanes.resampled`), whose lengths are the image's own.
     public static func shared(kernel: ResamplingKernel, inputLength: Int, outputLength: Int, scale: Double? = nil,
                               lag: Double = 0) -> ResamplingWeights {
         let make = { Self(kernel: kernel, inputLength: inputLength, outputLength: outputLength, scale: scale, lag: lag) }
