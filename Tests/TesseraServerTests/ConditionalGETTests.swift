@@ -5,7 +5,9 @@ import Testing
 /// The one conditional-GET rule every cacheable response goes through.
 @Suite struct ConditionalGETTests {
     let modified = Date(timeIntervalSince1970: 1_700_000_000.6)
-    var validators: ConditionalGET { ConditionalGET(identity: "v1", lastModified: HTTPLastModified(modified), cacheControl: "no-cache") }
+    var validators: ConditionalGET {
+        ConditionalGET(identity: "v1", lastModified: HTTPLastModified(modified), cacheControl: "no-cache")
+    }
 
     private func answer(_ headers: [String: String]) -> HTTPResponse {
         validators.respond(to: HTTPRequest(method: "GET", path: "/x", headers: headers)) { (Array("body".utf8), "text/plain") }

@@ -702,7 +702,8 @@ public final class IIIFService: Sendable {
     /// The validators of a response about `image`: a strong tag from the file's size and time and what was asked
     /// of it (`tag`), kept `cacheLifetime` seconds by clients, proxies and CDNs.
     private func validators(image: OpenImages.Image, tag: String) -> ConditionalGET {
-        ConditionalGET(identity: image.version + "\n" + tag, lastModified: image.lastModified, cacheControl: cacheControl)
+        ConditionalGET(identity: image.version + "\n" + tag, lastModified: image.lastModified,
+                       cacheControl: cacheControl)
     }
 
 }
