@@ -63,7 +63,8 @@ extension JPEGPlanes {
     /// `keepingWeights`, for the sizes that recur (a tile grid's: the tiles of an edge column share theirs); else
     /// made here, a plane's taken again by the next plane with the same axis: for sizes no later call asks (an
     /// image's thumbnails from its whole level), whose weights cost less to make than to keep (a 90-pixel
-    /// thumbnail's took 16 us instead of 22 in a server, a new server's first 31 instead of 46).
+    /// thumbnail's took 15 us instead of 22 in a server, a new server's first 29 instead of 43: BENCHMARKS,
+    /// "Session 51").
     public func resampled(region: Rect, extent: Size, to size: Size, subsampling: EncodeOptions.Subsampling,
                           kernel: ResamplingKernel, keepingWeights: Bool = true) -> JPEGPlanes {
         var output = JPEGPlanes(size: size, gray: planes.count == 1, subsampling: subsampling)
