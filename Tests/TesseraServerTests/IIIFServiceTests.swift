@@ -71,6 +71,19 @@ import Testing
         #expect(response.logNote == "/srv/images/x.tif: region 0,0,9,9 is not inside the 8x8 image")
     }
 
+    /// An image using a feature Tessera does not handle is IIIF's 501, not implemented: the server is not broken,
+    /// this image is beyond it. The body names the image and the feature, the log note the file.
+    @Test func anUnsupportedImageIsNotImplemented() {
+        let error = TesseraError.unsupported(path: "/srv/images/dem.tif",
+                                             feature: "TIFF samples that are not unsigned integers (SampleFormat 3)")
+        let response = HTTPResponse.failure(error, about: "dem.tif")
+        #expect(response.status == 501)
+        #expect(String(decoding: response.body, as: UTF8.self)
+                == "dem.tif: unsupported: TIFF samples that are not unsigned integers (SampleFormat 3)\n")
+        #expect(response.logNote == "/srv/images/dem.tif: unsupported: TIFF samples that are not unsigned integers"
+                + " (SampleFormat 3)")
+    }
+
     /// A remote source's failure is a 502 (a 404 when the URL names nothing) whose body says what went wrong
     /// without the storage's host and port, which libcurl's words name; the log note keeps them.
     @Test func aRemoteSourcesFailureHidesItsAddressFromClients() {

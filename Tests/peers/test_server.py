@@ -43,6 +43,8 @@ def server(tessera, tmp_path_factory):
     Image.fromarray(SOURCE).save(root / "maps" / "photo.png")
     Image.fromarray(SOURCE).save(root / "photo.jpg", quality=95)
     (root / "notes.jpg").write_text("not an image\n")
+    # A TIFF of 32-bit floating-point samples (an elevation model's kind), which Tessera does not read.
+    Image.fromarray(SOURCE[:, :, 0].astype(np.float32) / 255).save(root / "float.tif")
     shutil.copy(VALIDATOR_IMAGE, root / VALIDATOR_IMAGE.name)
     big = tmp_path_factory.mktemp("big") / "big.png"
     Image.fromarray(BIG).save(big)
@@ -264,7 +266,7 @@ def test_options_answers_cors_preflight(server):
     ("photo.jpg/full/max/45/default.jpg", 501), ("photo.jpg/full/max/0/fancy.jpg", 400),
     ("photo.jpg/full/800,/0/default.jpg", 400), ("photo.jpg/500,500,10,10/max/0/default.jpg", 400),
     ("photo.jpg/full/0,/0/default.jpg", 400), ("photo.jpg/full/max/0", 400), ("missing.jpg/info.json", 404),
-    ("notes.jpg/info.json", 404),
+    ("notes.jpg/info.json", 404), ("float.tif/info.json", 501), ("float.tif/full/max/0/default.jpg", 501),
 ])
 def test_errors_follow_the_spec(server, path, status):
     got, headers, _ = fetch(f"{server}/{path}")

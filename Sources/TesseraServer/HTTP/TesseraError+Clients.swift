@@ -40,14 +40,17 @@ extension TesseraError {
 
 extension HTTPResponse {
     /// A failure's answer about the image `identifier`: the status `error` calls for (404 for a file that is not an
-    /// image, which is not an image the server has, and for a URL with nothing at it; 502 for any other failure of
-    /// a remote source; else 500), what a client is told of it (`TesseraError.message(for:about:)`) as the body,
-    /// and the error in full, naming what the server read, as the `logNote`.
+    /// image, which is not an image the server has, and for a URL with nothing at it; 501, IIIF's "not implemented",
+    /// for an image using a feature Tessera does not handle, such as a TIFF of floating-point samples: the server
+    /// works, this image is beyond it; 502 for any other failure of a remote source; else 500), what a client is
+    /// told of it (`TesseraError.message(for:about:)`) as the body, and the error in full, naming what the server
+    /// read, as the `logNote`.
     static func failure(_ error: any Error, about identifier: String) -> HTTPResponse {
         let status: Int
         switch error as? TesseraError {
         case .unknownFormat?: status = 404
         case let remote? where RemoteFile.isMissing(remote): status = 404
+        case .unsupported?: status = 501
         case .http?: status = 502
         default: status = 500
         }
